@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import path from 'node:path';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import type { UsagePlanSettings } from '../../lib/config/stages';
+import { ApiError, TooManyRequests, Unauthorized } from '../../lib/errors';
+import { errorResponse, toApiError } from '../../lib/http/responses';
+import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
+import { logger } from '../../lib/logger';
+import type { Route } from '../../lib/routes';
+import { matchRoute } from './route-table';
+import { TokenBucketThrottle } from './token-bucket';
+
+type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
+
+export interface LocalGatewayOptions {
+  routes: Route[];
+  stage: string;
+  throttle: Pick<UsagePlanSettings, 'rateLimit' | 'burstLimit'>;
+  /** Like API Gateway's authorizer result cache: 0 asks the authorizer on every request. */
+  authorizerCacheTtlSeconds: number;
+}
+
+/** API Gateway's own payload limit for REST APIs; the handlers enforce the smaller API limit. */
+const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+const PROJECT_ROOT = path.resolve(__dirname, '../..');
+const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
+
+interface RouteWithHandler extends Route {
+  handler: ProxyHandler;
+}
+
+async function loadHandler<H>(entry: string): Promise<H> {
+  const module = (await import(path.join(PROJECT_ROOT, entry))) as { handler: H };
+  return module.handler;
+}
+
+interface CachedAuthorization {
+  context: Record<string, string>;
+  expiresAt: number;
+}
+
+/**
+ * A local stand-in for the API Gateway REST API that the CDK stack deploys: the same route list,
+ * the same Lambda handlers called with API Gateway-shaped events, the REQUEST authorizer with its
+ * result cache, usage-plan throttling per key, and gateway errors in the API's error shape.
+ */
+export async function createLocalGateway(options: LocalGatewayOptions): Promise<Server> {
+  const routes: RouteWithHandler[] = await Promise.all(
+    options.routes.map(async (route) => ({ ...route, handler: await loadHandler<ProxyHandler>(route.entry) })),
+  );
+  const authorizer = await loadHandler<AuthorizerHandler>(AUTHORIZER_ENTRY);
+  const throttle = new TokenBucketThrottle(options.throttle);
+  const authorizations = new Map<string, CachedAuthorization>();
+
+  async function authorize(key: string, event: APIGatewayRequestAuthorizerEvent, requestId: string) {
+    const cached = authorizations.get(key);
+    if (cached && cached.expiresAt > Date.now()) return cached.context;
+    let result: APIGatewayAuthorizerResult;
+    try {
+      result = await authorizer(event, lambdaContext('authorizer', requestId));
+    } catch (error) {
+      if (error instanceof Error && error.message === UNAUTHORIZED) throw new Unauthorized();
+      throw error;
+    }
+    const allowed = result.policyDocument.Statement.some((statement) => statement.Effect === 'Allow');
+    if (!allowed) throw new ApiError(403, 'The API key is not allowed to call this operation');
+    const context = Object.fromEntries(Object.entries(result.context ?? {}).map(([name, value]) => [name, String(value)]));
+    context.principalId = result.principalId;
+    if (options.authorizerCacheTtlSeconds > 0) {
+      if (authorizations.size > 10_000) pruneExpired(authorizations);
+      authorizations.set(key, { context, expiresAt: Date.now() + options.authorizerCacheTtlSeconds * 1000 });
+    }
+    return context;
+  }
+
+  async function serve(request: IncomingMessage, requestId: string, started: number): Promise<APIGatewayProxyResult> {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const method = request.method ?? 'GET';
+    const match = matchRoute(routes, method, url.pathname);
+    if (match.kind === 'not-found') throw new ApiError(404, `No route matches ${method} ${url.pathname}`);
+    if (match.kind === 'method-not-allowed') {
+      throw new ApiError(405, `Method ${method} is not allowed on ${url.pathname}; allowed: ${match.allowed.join(', ')}`, {
+        Allow: match.allowed.join(', '),
+      });
+    }
+    const { headers, multiValueHeaders } = requestHeaders(request);
+    const query = queryParameters(url);
+    const key = apiKeyFromHeaders(headers);
+    if (key === undefined) throw new Unauthorized();
+    const resourceId = `${options.stage}/${method}${match.route.path}`;
+    const authorizerContext = await authorize(
+      key,
+      {
+        type: 'REQUEST',
+        methodArn: `arn:aws:execute-api:local:000000000000:local/${resourceId}`,
+        resource: match.route.path,
+        path: url.pathname,
+        httpMethod: method,
+        headers,
+        multiValueHeaders,
+        queryStringParameters: query.single,
+        multiValueQueryStringParameters: query.multi,
+        pathParameters: match.pathParameters,
+        stageVariables: null,
+        requestContext: requestContext(match.route, url, method, requestId, started, {}),
+      } as APIGatewayRequestAuthorizerEvent,
+      requestId,
+    );
+    const retryAfter = throttle.take(key);
+    if (retryAfter > 0) throw new TooManyRequests(retryAfter);
+    const body = await readBody(request);
+    const event: APIGatewayProxyEvent = {
+      resource: match.route.path,
+      path: url.pathname,
+      httpMethod: method,
+      headers,
+      multiValueHeaders,
+      queryStringParameters: query.single,
+      multiValueQueryStringParameters: query.multi,
+      pathParameters: Object.keys(match.pathParameters).length ? match.pathParameters : null,
+      stageVariables: null,
+      requestContext: requestContext(match.route, url, method, requestId, started, authorizerContext),
+      body,
+      isBase64Encoded: false,
+    };
+    return match.route.handler(event, lambdaContext(match.route.operationId, requestId));
+  }
+
+  function requestContext(
+    route: Route,
+    url: URL,
+    method: string,
+    requestId: string,
+    started: number,
+    authorizer: Record<string, string>,
+  ): APIGatewayProxyEvent['requestContext'] {
+    return {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer,
+      httpMethod: method,
+      identity: {} as APIGatewayProxyEvent['requestContext']['identity'],
+      path: `/${options.stage}${url.pathname}`,
+      protocol: 'HTTP/1.1',
+      requestId,
+      requestTimeEpoch: started,
+      resourceId: route.operationId,
+      resourcePath: route.path,
+      stage: options.stage,
+    };
+  }
+
+  return createServer((request, response) => {
+    const started = Date.now();
+    const requestId = randomUUID();
+    serve(request, requestId, started)
+      .catch((error: unknown) => errorResponse(toApiError(error)))
+      .then((result) => {
+        writeResult(response, result, requestId);
+        logger.info('request', {
+          method: request.method,
+          path: new URL(request.url ?? '/', 'http://localhost').pathname,
+          status: result.statusCode,
+          latencyMs: Date.now() - started,
+          requestId,
+        });
+      });
+  });
+}
+
+function pruneExpired(authorizations: Map<string, CachedAuthorization>) {
+  const now = Date.now();
+  for (const [key, entry] of authorizations) if (entry.expiresAt <= now) authorizations.delete(key);
+}
+
+/** Header names as the client sent them, like API Gateway (Node lower-cases `request.headers`). */
+function requestHeaders(request: IncomingMessage) {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let index = 0; index < request.rawHeaders.length; index += 2) {
+    const name = request.rawHeaders[index]!;
+    const value = request.rawHeaders[index + 1]!;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  return { headers, multiValueHeaders };
+}
+
+function queryParameters(url: URL) {
+  if (url.search === '' || url.search === '?') return { single: null, multi: null };
+  const single: Record<string, string> = {};
+  const multi: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    single[name] = value;
+    (multi[name] ??= []).push(value);
+  }
+  return { single, multi };
+}
+
+async function readBody(request: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > GATEWAY_MAX_BODY_BYTES) throw new ApiError(413, `Request body is larger than the gateway's limit of ${GATEWAY_MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  return size === 0 ? null : Buffer.concat(chunks).toString('utf8');
+}
+
+function writeResult(response: ServerResponse, result: APIGatewayProxyResult, requestId: string) {
+  const headers: Record<string, string | string[]> = { 'x-request-id': requestId };
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body, 'utf8');
+  headers['Content-Length'] = String(body.length);
+  response.writeHead(result.statusCode, headers);
+  response.end(body);
+}
+
+function lambdaContext(functionName: string, requestId: string): Context {
+  const deadline = Date.now() + 29_000;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}

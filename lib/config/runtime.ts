@@ -1,0 +1,53 @@
+import { stageSettings, type StageSettings, type UsagePlanSettings } from './stages';
+
+/** What a process (Lambda, local gateway, keys CLI) needs to know, read once from its environment. */
+export interface RuntimeConfig {
+  stage: StageSettings;
+  tableName: string;
+  /** Absent: the AWS SDK's default endpoint for the region. */
+  dynamoDbEndpoint?: string;
+  region: string;
+  /** Throttle applied by the local gateway; on AWS the usage plans do it. */
+  localThrottle: UsagePlanSettings;
+  authorizerCacheTtlSeconds: number;
+}
+
+export const DEFAULT_TABLE_NAME = 'webhooks';
+export const DEFAULT_DYNAMODB_PORT = 8000;
+
+let cached: RuntimeConfig | undefined;
+
+export function runtimeConfig(): RuntimeConfig {
+  cached ??= readRuntimeConfig(process.env);
+  return cached;
+}
+
+export function readRuntimeConfig(env: NodeJS.ProcessEnv): RuntimeConfig {
+  const stage = stageSettings(env.STAGE || 'local');
+  const plan = stage.usagePlans[stage.defaultUsagePlan];
+  return {
+    stage,
+    tableName: env.TABLE_NAME || DEFAULT_TABLE_NAME,
+    dynamoDbEndpoint: env.DYNAMODB_ENDPOINT || (env.DYNAMODB_PORT ? `http://127.0.0.1:${env.DYNAMODB_PORT}` : undefined),
+    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    localThrottle: {
+      rateLimit: positiveNumber(env, 'THROTTLE_RATE_LIMIT') ?? plan.rateLimit,
+      burstLimit: positiveNumber(env, 'THROTTLE_BURST_LIMIT') ?? plan.burstLimit,
+    },
+    authorizerCacheTtlSeconds: nonNegativeNumber(env, 'AUTHORIZER_CACHE_TTL_SECONDS') ?? stage.authorizerCacheTtlSeconds,
+  };
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const value = nonNegativeNumber(env, name);
+  if (value === 0) throw new Error(`${name} must be a positive number`);
+  return value;
+}
+
+function nonNegativeNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got '${raw}'`);
+  return value;
+}

@@ -1,0 +1,60 @@
+/**
+ * Per-stage settings, shared by the runtime (local gateway, handlers) and the CDK stack,
+ * so that a stage behaves the same locally and on AWS.
+ */
+export interface UsagePlanSettings {
+  /** Steady-state requests per second (token bucket refill rate). */
+  rateLimit: number;
+  /** Bucket size: requests that may arrive at once. */
+  burstLimit: number;
+  /** Requests per period; absent means no quota. */
+  quota?: { limit: number; period: 'DAY' | 'WEEK' | 'MONTH' };
+}
+
+export type UsagePlanName = 'standard' | 'unlimited';
+
+export interface StageSettings {
+  name: string;
+  production: boolean;
+  /** `http://localhost` webhook URLs are accepted only outside production. */
+  allowHttpLocalhostUrls: boolean;
+  usagePlans: Record<UsagePlanName, UsagePlanSettings>;
+  /** Plan a new API key is attached to. */
+  defaultUsagePlan: UsagePlanName;
+  /** How long a resolved API key is trusted without asking the table again. */
+  authorizerCacheTtlSeconds: number;
+  logRetentionDays: number;
+  lambdaMemoryMb: number;
+}
+
+const standardPlans: Record<UsagePlanName, UsagePlanSettings> = {
+  standard: { rateLimit: 100, burstLimit: 200, quota: { limit: 1_000_000, period: 'MONTH' } },
+  unlimited: { rateLimit: 1000, burstLimit: 2000 },
+};
+
+const development: Omit<StageSettings, 'name'> = {
+  production: false,
+  allowHttpLocalhostUrls: true,
+  usagePlans: standardPlans,
+  defaultUsagePlan: 'standard',
+  authorizerCacheTtlSeconds: 60,
+  logRetentionDays: 7,
+  lambdaMemoryMb: 512,
+};
+
+const production: Omit<StageSettings, 'name'> = {
+  ...development,
+  production: true,
+  allowHttpLocalhostUrls: false,
+  authorizerCacheTtlSeconds: 300,
+  logRetentionDays: 90,
+  lambdaMemoryMb: 1024,
+};
+
+/** `prod` is production; every other stage name (`local`, `dev`, a developer's own) is development. */
+export function stageSettings(name: string): StageSettings {
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(name)) {
+    throw new Error(`Invalid stage name '${name}': use 1-20 lower-case letters, digits or '-', starting with a letter`);
+  }
+  return { name, ...(name === 'prod' ? production : development) };
+}

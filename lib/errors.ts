@@ -1,0 +1,71 @@
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * The errors a request can end in. Domain code throws these; the HTTP layer turns them into
+ * `{ message, statusCode, error }` responses. Messages are shown to callers: never put a key,
+ * a secret or a DynamoDB detail in one.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequest extends ApiError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+
+export class Unauthorized extends ApiError {
+  constructor(message = INVALID_API_KEY_MESSAGE) {
+    super(401, message);
+  }
+}
+
+export class NotFound extends ApiError {
+  constructor(message: string) {
+    super(404, message);
+  }
+}
+
+export class PayloadTooLarge extends ApiError {
+  constructor(message: string) {
+    super(413, message);
+  }
+}
+
+export class TooManyRequests extends ApiError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'Too many requests: slow down and retry after the time in the Retry-After header', {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+}
+
+export class ServiceUnavailable extends ApiError {
+  constructor(retryAfterSeconds = 1) {
+    super(503, 'The service is temporarily unavailable; retry after the time in the Retry-After header', {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+}
+
+/** One message for a missing, unknown or revoked key, so that keys cannot be probed. */
+export const INVALID_API_KEY_MESSAGE = 'Missing or invalid API key in the x-service-api-key header';
+export const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred; it has been logged';
+
+export interface ErrorBody {
+  message: string;
+  statusCode: number;
+  error: string;
+}
+
+export function errorBody(statusCode: number, message: string): ErrorBody {
+  return { message, statusCode, error: STATUS_CODES[statusCode] ?? 'Error' };
+}

@@ -1,0 +1,73 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { z } from 'zod';
+import { Unauthorized } from '../errors';
+import { logger } from '../logger';
+import type { Route } from '../routes';
+import { jsonBody, queryParameters, validated } from './request-input';
+import { errorResponse, jsonResponse, toApiError } from './responses';
+
+type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** What an operation receives: the caller's account and its validated input. */
+export interface OperationInput<R extends Route> {
+  account: string;
+  query: Output<R['query']>;
+  path: Output<R['pathParameters']>;
+  body: Output<R['body']>;
+}
+
+type ApiEvent<R extends Route> = APIGatewayProxyEvent & { input: OperationInput<R> };
+
+/**
+ * Wraps an operation in the middleware every handler shares: request-scoped logging, error mapping,
+ * the x-request-id header, input validation against the route's schemas, and a JSON response with
+ * the route's success status.
+ */
+export function api<R extends Route>(route: R, operation: (input: OperationInput<R>) => Promise<z.output<R['response']>>) {
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(requestIdHeader())
+    .use(errorResponses())
+    .use(validatedInput(route))
+    .handler(async (event) => jsonResponse(route.successStatus, await operation((event as ApiEvent<R>).input)));
+}
+
+type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
+
+/** Echoes API Gateway's request id so a caller can quote it and we can find the log line. */
+function requestIdHeader(): ApiMiddleware {
+  const addHeader: NonNullable<ApiMiddleware['after']> = (request) => {
+    if (request.response) {
+      request.response.headers = { ...request.response.headers, 'x-request-id': request.event.requestContext.requestId };
+    }
+  };
+  return { after: addHeader, onError: addHeader };
+}
+
+function errorResponses(): ApiMiddleware {
+  return {
+    onError: (request) => {
+      request.response = errorResponse(toApiError(request.error));
+    },
+  };
+}
+
+function validatedInput<R extends Route>(route: R): ApiMiddleware {
+  return {
+    before: (request) => {
+      const event = request.event;
+      const account = event.requestContext.authorizer?.accountId;
+      // The authorizer always sets it; a request without one did not come through the gateway.
+      if (typeof account !== 'string' || account === '') throw new Unauthorized();
+      const input = {
+        account,
+        query: validated(route.query, queryParameters(event), 'query parameter'),
+        path: validated(route.pathParameters, event.pathParameters ?? {}, 'path parameter'),
+        body: route.body ? validated(route.body, jsonBody(event), 'body field') : undefined,
+      };
+      (event as ApiEvent<R>).input = input as OperationInput<R>;
+    },
+  };
+}

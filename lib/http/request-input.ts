@@ -1,0 +1,84 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { z } from 'zod';
+import { BadRequest, PayloadTooLarge } from '../errors';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Query parameters as one string each. A parameter with an empty value counts as absent;
+ * one given twice is refused rather than guessing which value was meant.
+ */
+export function queryParameters(event: APIGatewayProxyEvent): Record<string, string> {
+  const multi: Record<string, (string | undefined)[] | undefined> =
+    event.multiValueQueryStringParameters ??
+    Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).map(([name, value]) => [name, [value]]));
+  const parameters: Record<string, string> = {};
+  for (const [name, values] of Object.entries(multi)) {
+    const given = (values ?? []).filter((value): value is string => value !== undefined && value !== '');
+    if (given.length > 1) throw new BadRequest(`Invalid query parameter ${name}: must be given at most once`);
+    if (given.length === 1) parameters[name] = given[0]!;
+  }
+  return parameters;
+}
+
+/** The body as a JSON object; no body at all reads as `{}`. */
+export function jsonBody(event: APIGatewayProxyEvent): Record<string, unknown> {
+  if (event.body === null || event.body === undefined || event.body === '') return {};
+  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+  if (raw.byteLength > MAX_BODY_BYTES) {
+    throw new PayloadTooLarge(`Request body is larger than the limit of ${MAX_BODY_BYTES} bytes`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new BadRequest('Request body is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new BadRequest('Request body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+type InputKind = 'query parameter' | 'path parameter' | 'body field';
+
+/** Validates with the route's schema; a failure is a 400 naming each offending field and what it allows. */
+export function validated<S extends z.ZodType>(schema: S, input: unknown, kind: InputKind): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const messages = result.error.issues.slice(0, 10).map((issue) => describeIssue(schema, issue, kind));
+  throw new BadRequest(messages.join('; '));
+}
+
+function describeIssue(schema: z.ZodType, issue: z.core.$ZodIssue, kind: InputKind): string {
+  const field = fieldName(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const unknown = issue.keys.map((key) => (field ? `${field}.${key}` : key)).join(', ');
+    const allowed = objectKeysAt(schema, issue.path);
+    return `Unknown ${kind}${issue.keys.length > 1 ? 's' : ''} ${unknown}; allowed: ${allowed.length ? allowed.join(', ') : 'none'}`;
+  }
+  if (!field) return `Invalid request body: ${issue.message}`;
+  return `Invalid ${kind} ${field}: ${issue.message}`;
+}
+
+function fieldName(path: PropertyKey[]): string {
+  return path
+    .map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index > 0 ? '.' : ''}${String(part)}`))
+    .join('');
+}
+
+/** The keys an object schema allows at a path, looking through optional/default/pipe wrappers. */
+function objectKeysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
+  let current: z.core.$ZodType | undefined = schema;
+  for (const part of [...path, undefined]) {
+    for (let def = current?._zod.def as Record<string, any> | undefined; def; def = current?._zod.def as Record<string, any>) {
+      const inner = def.innerType ?? def.in;
+      if (!inner) break;
+      current = inner;
+    }
+    if (part === undefined) break;
+    current = (current?._zod.def as { shape?: Record<PropertyKey, z.core.$ZodType> } | undefined)?.shape?.[part];
+  }
+  const shape = (current?._zod.def as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape ? Object.keys(shape) : [];
+}

@@ -1,0 +1,53 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { ApiError, errorBody, INTERNAL_ERROR_MESSAGE, ServiceUnavailable } from '../errors';
+import { logger } from '../logger';
+
+const JSON_HEADERS = {
+  'Content-Type': 'application/json',
+  // Responses carry account data and secrets: never let a proxy or browser keep them.
+  'Cache-Control': 'no-store',
+};
+
+export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
+  return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+export function errorResponse(error: ApiError): APIGatewayProxyResult {
+  return jsonResponse(error.statusCode, errorBody(error.statusCode, error.message), error.headers);
+}
+
+/** Error names of the AWS SDK that mean "DynamoDB cannot take this now", not "the request was wrong". */
+const UNAVAILABLE_ERROR_NAMES = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+]);
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
+
+function isStoreUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const { code, $metadata } = error as Error & { code?: string; $metadata?: { httpStatusCode?: number } };
+  return (
+    UNAVAILABLE_ERROR_NAMES.has(error.name) ||
+    (code !== undefined && NETWORK_ERROR_CODES.has(code)) ||
+    ($metadata?.httpStatusCode ?? 0) >= 500
+  );
+}
+
+/**
+ * Turns anything thrown while serving a request into the error the caller sees. Typed errors pass
+ * as they are; DynamoDB being throttled or unreachable is a 503; everything else is a 500 whose
+ * details go to the log only.
+ */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (isStoreUnavailable(error)) {
+    logger.warn('DynamoDB unavailable', { errorName: (error as Error).name });
+    return new ServiceUnavailable();
+  }
+  logger.error('Unexpected error', error as Error);
+  return new ApiError(500, INTERNAL_ERROR_MESSAGE);
+}

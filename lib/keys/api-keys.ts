@@ -1,0 +1,125 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamoDb, tableName } from '../store/client';
+import { accountKey, apiKeyAccountIndexKey, apiKeyKey, GSI1 } from '../store/table';
+
+/**
+ * API keys: 32 random bytes, shown once at creation; the table holds only their SHA-256. A fast
+ * hash is enough here: the key is high-entropy, so there is nothing to guess from the hash.
+ */
+const KEY_PREFIX = 'whk_';
+const KEY_BYTES = 32;
+
+export const ACCOUNT_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export interface ApiKeyRecord {
+  /** First 12 hex digits of the key's hash: names a key in listings without revealing it. */
+  keyId: string;
+  account: string;
+  createdAt: string;
+  revokedAt?: string;
+}
+
+export interface ResolvedApiKey {
+  account: string;
+  keyId: string;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+const keyIdOf = (keyHash: string) => keyHash.slice(0, 12);
+
+async function createAccountIfMissing(account: string, now: string): Promise<void> {
+  try {
+    await dynamoDb().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...accountKey(account), account, createdAt: now },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** Creates a key for the account (and the account, if new). The key itself is returned once, never stored. */
+export async function createApiKey(account: string): Promise<{ key: string; record: ApiKeyRecord }> {
+  if (!ACCOUNT_NAME_PATTERN.test(account)) {
+    throw new Error(`Invalid account name '${account}': use 1-63 lower-case letters, digits, '-' or '_'`);
+  }
+  const createdAt = new Date().toISOString();
+  await createAccountIfMissing(account, createdAt);
+  const key = KEY_PREFIX + randomBytes(KEY_BYTES).toString('base64url');
+  const keyHash = hashApiKey(key);
+  const record: ApiKeyRecord = { keyId: keyIdOf(keyHash), account, createdAt };
+  await dynamoDb().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...apiKeyKey(keyHash), ...apiKeyAccountIndexKey(account, createdAt), ...record },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  return { key, record };
+}
+
+/** The account a key belongs to, or undefined for a key that is unknown or revoked. */
+export async function resolveApiKey(key: string): Promise<ResolvedApiKey | undefined> {
+  const { Item } = await dynamoDb().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: apiKeyKey(hashApiKey(key)),
+      ProjectionExpression: 'account, keyId, revokedAt',
+    }),
+  );
+  if (!Item || Item.revokedAt) return undefined;
+  return { account: Item.account as string, keyId: Item.keyId as string };
+}
+
+/** Marks the key revoked (kept for the audit trail). Returns the record, or undefined for an unknown key. */
+export async function revokeApiKey(key: string): Promise<ApiKeyRecord | undefined> {
+  try {
+    const { Attributes } = await dynamoDb().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: apiKeyKey(hashApiKey(key)),
+        UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': new Date().toISOString() },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes && toRecord(Attributes);
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}
+
+export async function listApiKeys(account: string): Promise<ApiKeyRecord[]> {
+  const records: ApiKeyRecord[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamoDb().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: GSI1.indexName,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
+        ExpressionAttributeValues: { ':pk': apiKeyAccountIndexKey(account, '').gsi1pk },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    records.push(...(page.Items ?? []).map(toRecord));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return records;
+}
+
+function toRecord(item: Record<string, unknown>): ApiKeyRecord {
+  const { keyId, account, createdAt, revokedAt } = item as unknown as ApiKeyRecord;
+  return { keyId, account, createdAt, ...(revokedAt ? { revokedAt } : {}) };
+}

@@ -1,0 +1,42 @@
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { resolveApiKey } from './api-keys';
+
+export const API_KEY_HEADER = 'x-service-api-key';
+
+/** What API Gateway does with a Lambda authorizer that throws exactly this: answer 401. */
+export const UNAUTHORIZED = 'Unauthorized';
+
+export function apiKeyFromHeaders(headers: Record<string, string | undefined> | null | undefined): string | undefined {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (name.toLowerCase() === API_KEY_HEADER && value) return value;
+  }
+  return undefined;
+}
+
+/**
+ * The allow policy covers every method of the stage, not just the one called: API Gateway caches
+ * the result per key and reuses it for the caller's next requests, whichever route they hit.
+ */
+function stageWideResource(methodArn: string): string {
+  const [arnPrefix, apiId, stage] = methodArn.split('/');
+  return `${arnPrefix}/${apiId}/${stage}/*`;
+}
+
+/**
+ * REQUEST authorizer: resolves the x-service-api-key header to its account. The key is returned as
+ * `usageIdentifierKey`, so API Gateway meters and throttles the caller under that key's usage plan.
+ */
+export async function authorizeRequest(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+  const key = apiKeyFromHeaders(event.headers);
+  const resolved = key === undefined ? undefined : await resolveApiKey(key);
+  if (key === undefined || resolved === undefined) throw new Error(UNAUTHORIZED);
+  return {
+    principalId: resolved.account,
+    usageIdentifierKey: key,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWideResource(event.methodArn) }],
+    },
+    context: { accountId: resolved.account, keyId: resolved.keyId },
+  };
+}

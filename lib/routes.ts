@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { rotateSharedSecretBody, sharedSecret } from './schemas/shared-secret';
+import {
+  createWebhookBody,
+  listWebhooksQuery,
+  updateWebhookBody,
+  webhook,
+  webhookList,
+  webhookPath,
+} from './schemas/webhook';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * One operation of the API. The list below is the one source for the local gateway, the CDK stack
+ * (API Gateway resources, one Lambda per operation) and the handlers' input validation.
+ */
+export interface Route {
+  operationId: string;
+  method: HttpMethod;
+  /** API Gateway resource path; `{id}` is a path parameter, `webhooks:getSharedSecret` one literal path part. */
+  path: string;
+  /** Handler module, relative to the project root; it exports `handler`. */
+  entry: string;
+  successStatus: number;
+  query: z.ZodType<unknown, Record<string, string>>;
+  pathParameters: z.ZodType<unknown, Record<string, string>>;
+  /** Absent for operations that take no body: any body sent is ignored. */
+  body?: z.ZodType;
+  response: z.ZodType;
+}
+
+const noParameters = z.strictObject({});
+
+function route<const R extends Route>(definition: R): R {
+  return definition;
+}
+
+export const routes = {
+  generateOrRotateSharedSecret: route({
+    operationId: 'generateOrRotateSharedSecret',
+    method: 'POST',
+    path: '/v1/webhooks:generateOrRotateSharedSecret',
+    entry: 'functions/generate-or-rotate-shared-secret.ts',
+    successStatus: 201,
+    query: noParameters,
+    pathParameters: noParameters,
+    body: rotateSharedSecretBody,
+    response: sharedSecret,
+  }),
+  getSharedSecret: route({
+    operationId: 'getSharedSecret',
+    method: 'GET',
+    path: '/v1/webhooks:getSharedSecret',
+    entry: 'functions/get-shared-secret.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: noParameters,
+    response: sharedSecret,
+  }),
+  listWebhooks: route({
+    operationId: 'listWebhooks',
+    method: 'GET',
+    path: '/v1/webhooks',
+    entry: 'functions/list-webhooks.ts',
+    successStatus: 200,
+    query: listWebhooksQuery,
+    pathParameters: noParameters,
+    response: webhookList,
+  }),
+  createWebhook: route({
+    operationId: 'createWebhook',
+    method: 'POST',
+    path: '/v1/webhooks',
+    entry: 'functions/create-webhook.ts',
+    successStatus: 201,
+    query: noParameters,
+    pathParameters: noParameters,
+    body: createWebhookBody,
+    response: webhook,
+  }),
+  getWebhook: route({
+    operationId: 'getWebhook',
+    method: 'GET',
+    path: '/v1/webhooks/{id}',
+    entry: 'functions/get-webhook.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: webhookPath,
+    response: webhook,
+  }),
+  updateWebhook: route({
+    operationId: 'updateWebhook',
+    method: 'PATCH',
+    path: '/v1/webhooks/{id}',
+    entry: 'functions/update-webhook.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: webhookPath,
+    body: updateWebhookBody,
+    response: webhook,
+  }),
+  deleteWebhook: route({
+    operationId: 'deleteWebhook',
+    method: 'DELETE',
+    path: '/v1/webhooks/{id}',
+    entry: 'functions/delete-webhook.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: webhookPath,
+    response: webhook,
+  }),
+};
+
+export const routeList: Route[] = Object.values(routes);

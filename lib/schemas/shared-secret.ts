@@ -1,0 +1,10 @@
+import { z } from 'zod';
+
+/** Any JSON object, or no body at all, is accepted and ignored. */
+export const rotateSharedSecretBody = z.looseObject({});
+
+export const sharedSecret = z.object({
+  /** 64 lower-case hex characters: receivers hex-decode it to get the 32-byte HMAC key. */
+  secret: z.string(),
+});
+export type SharedSecret = z.infer<typeof sharedSecret>;

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { NotFound } from '../errors';
+import type { SharedSecret } from '../schemas/shared-secret';
+import { dynamoDb, tableName } from '../store/client';
+import { sharedSecretKey } from '../store/table';
+
+const SECRET_BYTES = 32;
+
+/**
+ * A new secret replaces the current one, which is kept as `previousSecret` with the time it was
+ * replaced (delivery signs with both during a grace period). One UpdateItem does both: DynamoDB
+ * evaluates every operand against the item as it was before the update, so concurrent rotations
+ * serialise and current/previous are never torn.
+ */
+export async function generateOrRotateSharedSecret(account: string): Promise<SharedSecret> {
+  const secret = randomBytes(SECRET_BYTES).toString('hex');
+  await dynamoDb().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: sharedSecretKey(account),
+      UpdateExpression:
+        'SET previousSecret = if_not_exists(currentSecret, :none), previousReplacedAt = :now, currentSecret = :secret, currentCreatedAt = :now',
+      ExpressionAttributeValues: { ':none': null, ':secret': secret, ':now': Math.floor(Date.now() / 1000) },
+    }),
+  );
+  return { secret };
+}
+
+export async function getSharedSecret(account: string): Promise<SharedSecret> {
+  const { Item } = await dynamoDb().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: sharedSecretKey(account),
+      ConsistentRead: true,
+      ProjectionExpression: 'currentSecret',
+    }),
+  );
+  if (typeof Item?.currentSecret !== 'string') {
+    throw new NotFound('No shared secret has been generated yet: call POST /v1/webhooks:generateOrRotateSharedSecret');
+  }
+  return { secret: Item.currentSecret };
+}

@@ -1,0 +1,162 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { WebhookStatus } from '../schemas/fields';
+import type { Webhook } from '../schemas/webhook';
+import { dynamoDb, tableName } from './client';
+import { GSI1, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusIndexKey } from './table';
+
+type WebhookItem = Webhook & ReturnType<typeof webhookKey> & ReturnType<typeof webhookStatusIndexKey>;
+
+const WEBHOOK_FIELDS = [
+  'id', 'url', 'chainId', 'status', 'createdAt', 'name', 'description',
+  'eventType', 'metadata', 'includeInternalTxs', 'includeLogs',
+] as const satisfies readonly (keyof Webhook)[];
+
+/** The webhook as the API shows it: exactly the spec's fields, in the spec's order. */
+function toWebhook(item: Record<string, unknown>): Webhook {
+  const { metadata } = item as unknown as Webhook;
+  const webhook = Object.fromEntries(WEBHOOK_FIELDS.map((field) => [field, item[field]])) as Webhook;
+  webhook.metadata = { eventSignatures: metadata.eventSignatures, addresses: metadata.addresses };
+  return webhook;
+}
+
+const existsCondition = 'attribute_exists(pk)';
+
+function isConditionFailure(error: unknown): boolean {
+  return error instanceof ConditionalCheckFailedException;
+}
+
+export async function putNewWebhook(account: string, webhook: Webhook): Promise<void> {
+  const item: WebhookItem = {
+    ...webhookKey(account, webhook.id),
+    ...webhookStatusIndexKey(account, webhook.status, webhook.id),
+    ...webhook,
+  };
+  await dynamoDb().send(
+    new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+  );
+}
+
+export async function getWebhookItem(account: string, id: string): Promise<Webhook | undefined> {
+  const { Item } = await dynamoDb().send(
+    new GetCommand({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true }),
+  );
+  return Item ? toWebhook(Item) : undefined;
+}
+
+/** Field values to set; `metadata.addresses` style keys set one metadata field. Returns undefined when absent. */
+export async function updateWebhookItem(
+  account: string,
+  id: string,
+  changes: Record<string, unknown>,
+): Promise<Webhook | undefined> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const assignments: string[] = [];
+  const set = (path: string, value: unknown) => {
+    const placeholder = path.split('.').map((part) => {
+      const name = `#${part}`;
+      names[name] = part;
+      return name;
+    });
+    const valueName = `:v${assignments.length}`;
+    values[valueName] = value;
+    assignments.push(`${placeholder.join('.')} = ${valueName}`);
+  };
+  for (const [path, value] of Object.entries(changes)) set(path, value);
+  const status = changes.status as WebhookStatus | undefined;
+  if (status) set(GSI1.partitionKey, webhookStatusIndexKey(account, status, id).gsi1pk);
+  try {
+    const { Attributes } = await dynamoDb().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: webhookKey(account, id),
+        UpdateExpression: `SET ${assignments.join(', ')}`,
+        ConditionExpression: existsCondition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes ? toWebhook(Attributes) : undefined;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Deletes and returns the webhook as it was; undefined when there was none. */
+export async function deleteWebhookItem(account: string, id: string): Promise<Webhook | undefined> {
+  try {
+    const { Attributes } = await dynamoDb().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: webhookKey(account, id),
+        ConditionExpression: existsCondition,
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return Attributes ? toWebhook(Attributes) : undefined;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+export interface WebhookPageQuery {
+  account: string;
+  status?: WebhookStatus;
+  limit: number;
+  /** Id of the last webhook already returned; the page starts just after it. */
+  afterId?: string;
+}
+
+export interface WebhookPageResult {
+  webhooks: Webhook[];
+  /** Items DynamoDB read to answer (its ScannedCount), for the benchmark's cost figures. */
+  itemsRead: number;
+  requests: number;
+}
+
+/**
+ * Up to `limit` webhooks, newest first, after `afterId`. A keyed Query with no filter reads exactly
+ * the items it returns; it loops only when DynamoDB stops at its 1 MB page before `limit` items.
+ */
+export async function queryWebhooks({ account, status, limit, afterId }: WebhookPageQuery): Promise<WebhookPageResult> {
+  const base = webhookKey(account, '');
+  const query = status
+    ? {
+        IndexName: GSI1.indexName,
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+        ExpressionAttributeNames: { '#pk': GSI1.partitionKey, '#sk': GSI1.sortKey },
+        ExpressionAttributeValues: { ':pk': webhookStatusIndexKey(account, status, '').gsi1pk, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
+      }
+    : {
+        ConsistentRead: true,
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+        ExpressionAttributeValues: { ':pk': base.pk, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
+      };
+  let startKey: Record<string, unknown> | undefined = afterId
+    ? { ...webhookKey(account, afterId), ...(status ? webhookStatusIndexKey(account, status, afterId) : {}) }
+    : undefined;
+  const webhooks: Webhook[] = [];
+  let itemsRead = 0;
+  let requests = 0;
+  do {
+    const page = await dynamoDb().send(
+      new QueryCommand({
+        TableName: tableName(),
+        ...query,
+        ScanIndexForward: false,
+        Limit: limit - webhooks.length,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    requests += 1;
+    itemsRead += page.ScannedCount ?? 0;
+    for (const item of page.Items ?? []) webhooks.push(toWebhook(item));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && webhooks.length < limit);
+  return { webhooks, itemsRead, requests };
+}

@@ -1,0 +1,71 @@
+import { v7 as uuidv7 } from 'uuid';
+import { pageTokenKey } from '../config/page-token-key';
+import { NotFound } from '../errors';
+import { decodePageToken, encodePageToken } from '../page-token';
+import type {
+  CreateWebhookInput,
+  ListWebhooksQuery,
+  UpdateWebhookInput,
+  Webhook,
+  WebhookList,
+} from '../schemas/webhook';
+import { deleteWebhookItem, getWebhookItem, putNewWebhook, queryWebhooks, updateWebhookItem } from '../store/webhooks';
+
+/** Milliseconds since the epoch held in a UUIDv7's first 48 bits. */
+function uuidv7Time(id: string): number {
+  return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}
+
+const notFound = (id: string) => new NotFound(`Webhook ${id} not found`);
+
+export async function createWebhook(account: string, input: CreateWebhookInput): Promise<Webhook> {
+  // The id and createdAt come from one clock reading, so id order and createdAt order never disagree.
+  const id = uuidv7();
+  const webhook: Webhook = {
+    id,
+    url: input.url,
+    chainId: input.chainId,
+    status: 'active',
+    createdAt: Math.floor(uuidv7Time(id) / 1000),
+    name: input.name,
+    description: input.description,
+    eventType: input.eventType,
+    metadata: { eventSignatures: input.metadata.eventSignatures, addresses: input.metadata.addresses },
+    includeInternalTxs: input.includeInternalTxs,
+    includeLogs: input.includeLogs,
+  };
+  await putNewWebhook(account, webhook);
+  return webhook;
+}
+
+export async function getWebhook(account: string, id: string): Promise<Webhook> {
+  return (await getWebhookItem(account, id)) ?? Promise.reject(notFound(id));
+}
+
+export async function updateWebhook(account: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
+  const { metadata, ...fields } = input;
+  // metadata's fields are set one by one: a PATCH of addresses keeps the event signatures.
+  const changes: Record<string, unknown> = { ...fields };
+  if (metadata?.addresses) changes['metadata.addresses'] = metadata.addresses;
+  if (metadata?.eventSignatures) changes['metadata.eventSignatures'] = metadata.eventSignatures;
+  const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+  return (await updateWebhookItem(account, id, defined)) ?? Promise.reject(notFound(id));
+}
+
+export async function deleteWebhook(account: string, id: string): Promise<Webhook> {
+  return (await deleteWebhookItem(account, id)) ?? Promise.reject(notFound(id));
+}
+
+/**
+ * One page, newest first. Reads one item beyond the page to learn whether another page follows,
+ * so the last page never carries a token and no page is short while more remain.
+ */
+export async function listWebhooks(account: string, { pageSize, status, pageToken }: ListWebhooksQuery): Promise<WebhookList> {
+  const key = await pageTokenKey();
+  const scope = { account, status };
+  const afterId = pageToken === undefined ? undefined : decodePageToken(key, scope, pageToken);
+  const { webhooks } = await queryWebhooks({ account, status, limit: pageSize + 1, afterId });
+  if (webhooks.length <= pageSize) return { webhooks };
+  const page = webhooks.slice(0, pageSize);
+  return { webhooks: page, nextPageToken: encodePageToken(key, scope, page[page.length - 1]!.id) };
+}
