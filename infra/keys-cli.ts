@@ -12,6 +12,8 @@ The store is found like npm start finds it: DYNAMODB_ENDPOINT (+ TABLE_NAME), el
 (default ${DEFAULT_DYNAMODB_PORT}). When nothing listens there, the data directory (DATA_DIR, default ./.data)
 is opened directly.`;
 
+const COMMANDS = ['create', 'list', 'revoke'];
+
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -23,6 +25,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
   }
+  if (!COMMANDS.includes(command)) throw new UsageError(`Unknown command '${command}'`);
   const embedded = await connectToStore();
   try {
     switch (command) {
@@ -50,9 +53,8 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(`Revoked key ${record.keyId} of account '${record.account}'.\n`);
         return 0;
       }
-      default:
-        throw new UsageError(`Unknown command '${command}'`);
     }
+    return 2;
   } finally {
     await embedded?.close();
   }

@@ -1,0 +1,90 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { webhookInput } from '../support/factories';
+import { runScript, startServerProcess, type RunningServer } from '../support/processes';
+
+const KEY_PATTERN = /whk_[A-Za-z0-9_-]{43}/;
+
+async function call(server: RunningServer, key: string, method: string, urlPath: string, body?: unknown) {
+  const response = await fetch(`${server.url}${urlPath}`, {
+    method,
+    headers: { 'x-service-api-key': key, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+describe('npm start and the keys CLI, as processes on one data directory', () => {
+  let dataDir: string;
+  const env = () => ({ DATA_DIR: dataDir, AUTHORIZER_CACHE_TTL_SECONDS: '0' });
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'webhooks-data-'));
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps everything across a SIGTERM and restart, and the keys CLI works with and without a running server', async () => {
+    // First start: a dev key is created and printed once, never logged.
+    const first = await startServerProcess(env());
+    const devKey = KEY_PATTERN.exec(first.output())?.[0];
+    expect(devKey).toBeDefined();
+    const key = devKey!;
+
+    const created: string[] = [];
+    for (let index = 0; index < 3; index += 1) {
+      const response = await call(first, key, 'POST', '/v1/webhooks', webhookInput({ name: `hook ${index}` }));
+      expect(response.status).toBe(201);
+      created.push(response.body.id as string);
+    }
+    const secret = (await call(first, key, 'POST', '/v1/webhooks:generateOrRotateSharedSecret')).body.secret;
+    const firstPage = await call(first, key, 'GET', '/v1/webhooks?pageSize=2');
+    expect(firstPage.body.webhooks.map((webhook: { id: string }) => webhook.id)).toEqual([created[2], created[1]]);
+
+    // The CLI finds the running server's store through DYNAMODB_PORT, like npm start.
+    const cliEnv = { ...env(), DYNAMODB_PORT: String(first.dynamoDbPort) };
+    const acme = await runScript('infra/keys-cli.ts', ['create', '--account', 'acme'], cliEnv);
+    expect(acme.code).toBe(0);
+    expect(acme.lastLine).toMatch(new RegExp(`^${KEY_PATTERN.source}$`));
+    expect((await call(first, acme.lastLine, 'GET', '/v1/webhooks')).body).toEqual({ webhooks: [] });
+    const listed = await runScript('infra/keys-cli.ts', ['list', '--account', 'acme'], cliEnv);
+    expect(listed.stdout).toMatch(/^[0-9a-f]{12} {2}created \S+ {2}active$/m);
+    expect(listed.stdout).not.toContain(acme.lastLine);
+    const revoked = await runScript('infra/keys-cli.ts', ['revoke', acme.lastLine], cliEnv);
+    expect(revoked.code).toBe(0);
+    expect((await call(first, acme.lastLine, 'GET', '/v1/webhooks')).status).toBe(401);
+    expect((await runScript('infra/keys-cli.ts', ['list', '--account', 'acme'], cliEnv)).stdout).toMatch(/revoked \S+$/m);
+
+    expect(await first.stop('SIGTERM')).toBe(0);
+    const firstOutput = first.output();
+    expect(firstOutput.split(key).length - 1).toBe(2); // the key line and the curl line, nothing in the logs
+    expect(firstOutput).not.toContain(secret);
+    expect(firstOutput).toContain('"message":"stopped"');
+
+    // With no server running, the CLI opens the data directory itself.
+    const offline = await runScript('infra/keys-cli.ts', ['create', '--account', 'beta'], { ...env(), DYNAMODB_PORT: String(first.dynamoDbPort) });
+    expect(offline.code).toBe(0);
+
+    // Second start on the same directory: no new dev key, same data, old page token still valid.
+    const second = await startServerProcess(env());
+    try {
+      expect(KEY_PATTERN.test(second.output())).toBe(false);
+      expect((await call(second, key, 'GET', '/v1/webhooks:getSharedSecret')).body).toEqual({ secret });
+      const nextPage = await call(second, key, 'GET', `/v1/webhooks?pageSize=2&pageToken=${firstPage.body.nextPageToken}`);
+      expect(nextPage.status).toBe(200);
+      expect(nextPage.body).toEqual({ webhooks: [expect.objectContaining({ id: created[0], name: 'hook 0' })] });
+      expect((await call(second, offline.lastLine, 'GET', '/v1/webhooks')).status).toBe(200);
+      expect((await call(second, acme.lastLine, 'GET', '/v1/webhooks')).status).toBe(401);
+    } finally {
+      expect(await second.stop('SIGINT')).toBe(0);
+    }
+  }, 60_000);
+
+  it('exits with a usage message and status 2 for an unknown command', async () => {
+    const result = await runScript('infra/keys-cli.ts', ['frobnicate'], env());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Unknown command 'frobnicate'");
+  });
+});
