@@ -1,24 +1,40 @@
+import { connect } from 'node:net';
 import { parseArgs } from 'node:util';
 import { DEFAULT_DYNAMODB_PORT, runtimeConfig } from '../lib/config/runtime';
-import { createApiKey, listApiKeys, revokeApiKey } from '../lib/keys/api-keys';
+import type { UsagePlanName } from '../lib/config/stages';
+import { assertAccountName, createApiKey, generateApiKey, hashApiKey, listApiKeys, revokeApiKey } from '../lib/keys/api-keys';
+import { createGatewayKey, deleteGatewayKey, describeDeployedStage, type DeployedStage } from './deployed-stage';
 import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './local/embedded-dynamodb';
 
 const USAGE = `Usage:
-  npm run keys -- create --account <name>   create a key (and the account, if new); the key is the last line
-  npm run keys -- list --account <name>     list an account's keys (ids only; keys are never stored)
-  npm run keys -- revoke <key>              revoke a key
+  npm run keys -- create --account <name> [--stage <stage>] [--plan standard|unlimited]
+      create a key (and the account, if new); the key is the last line printed
+  npm run keys -- list --account <name> [--stage <stage>]
+      list an account's keys (ids only: keys are never stored)
+  npm run keys -- revoke <key> [--stage <stage>]
+      revoke a key
 
-The store is found like npm start finds it: DYNAMODB_ENDPOINT (+ TABLE_NAME), else DYNAMODB_PORT
-(default ${DEFAULT_DYNAMODB_PORT}). When nothing listens there, the data directory (DATA_DIR, default ./.data)
-is opened directly.`;
+Without --stage the store is found like npm start finds it: DYNAMODB_ENDPOINT (+ TABLE_NAME), else
+DYNAMODB_PORT (default ${DEFAULT_DYNAMODB_PORT}); when nothing listens there, the data directory
+(DATA_DIR, default ./.data) is opened directly.
+With --stage, the stage deployed by \`cdk deploy -c stage=<stage>\` in the AWS account and region of
+your AWS credentials: the key is also made an API Gateway API key under the stage's usage plan.`;
 
 const COMMANDS = ['create', 'list', 'revoke'];
+const PLANS: UsagePlanName[] = ['standard', 'unlimited'];
+
+class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { account: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      account: { type: 'string' },
+      stage: { type: 'string' },
+      plan: { type: 'string', default: 'standard' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   const [command, ...rest] = positionals;
   if (values.help || !command) {
@@ -26,49 +42,66 @@ async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   if (!COMMANDS.includes(command)) throw new UsageError(`Unknown command '${command}'`);
-  const embedded = await connectToStore();
+  const plan = values.plan as UsagePlanName;
+  if (!PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
+
+  const deployed = values.stage ? await useDeployedStage(values.stage) : undefined;
+  const embedded = deployed ? undefined : await useLocalStore();
   try {
-    switch (command) {
-      case 'create': {
-        const account = requireAccount(values.account);
-        const { key, record } = await createApiKey(account);
-        process.stdout.write(`Created key ${record.keyId} for account '${account}'. It is shown only this once:\n${key}\n`);
-        return 0;
-      }
-      case 'list': {
-        const records = await listApiKeys(requireAccount(values.account));
-        for (const record of records) {
-          process.stdout.write(`${record.keyId}  created ${record.createdAt}  ${record.revokedAt ? `revoked ${record.revokedAt}` : 'active'}\n`);
-        }
-        if (records.length === 0) process.stdout.write('No keys.\n');
-        return 0;
-      }
-      case 'revoke': {
-        if (rest.length !== 1) throw new UsageError('revoke takes the key to revoke');
-        const record = await revokeApiKey(rest[0]!);
-        if (!record) {
-          process.stderr.write('No such key.\n');
-          return 1;
-        }
-        process.stdout.write(`Revoked key ${record.keyId} of account '${record.account}'.\n`);
-        return 0;
-      }
+    if (command === 'create') {
+      const account = requireAccount(values.account);
+      assertAccountName(account);
+      const key = generateApiKey();
+      const gateway = deployed && {
+        usagePlan: plan,
+        apiGatewayKeyId: await createGatewayKey(deployed, plan, { value: key, name: `${account}-${hashApiKey(key).slice(0, 12)}` }),
+      };
+      const { record } = await createApiKey(account, { key, gateway }).catch(async (error: unknown) => {
+        if (gateway) await deleteGatewayKey(gateway.apiGatewayKeyId);
+        throw error;
+      });
+      process.stdout.write(`Created key ${record.keyId} for account '${account}'${gateway ? ` (usage plan ${plan})` : ''}. It is shown only this once:\n${key}\n`);
+      return 0;
     }
-    return 2;
+    if (command === 'list') {
+      const records = await listApiKeys(requireAccount(values.account));
+      for (const record of records) {
+        const state = record.revokedAt ? `revoked ${record.revokedAt}` : 'active';
+        process.stdout.write(`${record.keyId}  created ${record.createdAt}  ${state}${record.usagePlan ? `  plan ${record.usagePlan}` : ''}\n`);
+      }
+      if (records.length === 0) process.stdout.write('No keys.\n');
+      return 0;
+    }
+    if (rest.length !== 1) throw new UsageError('revoke takes the key to revoke');
+    const record = await revokeApiKey(rest[0]!);
+    if (!record) {
+      process.stderr.write('No such key.\n');
+      return 1;
+    }
+    if (record.apiGatewayKeyId) await deleteGatewayKey(record.apiGatewayKeyId);
+    process.stdout.write(`Revoked key ${record.keyId} of account '${record.account}'.\n`);
+    return 0;
   } finally {
     await embedded?.close();
   }
 }
-
-class UsageError extends Error {}
 
 function requireAccount(account: string | undefined): string {
   if (!account) throw new UsageError('--account <name> is required');
   return account;
 }
 
+async function useDeployedStage(stage: string): Promise<DeployedStage> {
+  const deployed = await describeDeployedStage(stage);
+  process.env.TABLE_NAME = deployed.tableName;
+  process.env.STAGE = stage;
+  delete process.env.DYNAMODB_ENDPOINT;
+  delete process.env.DYNAMODB_PORT;
+  return deployed;
+}
+
 /** Talks to the running server's store; opens the data directory itself when none is running. */
-async function connectToStore(): Promise<EmbeddedDynamoDb | undefined> {
+async function useLocalStore(): Promise<EmbeddedDynamoDb | undefined> {
   if (process.env.DYNAMODB_ENDPOINT) return undefined;
   const port = Number(process.env.DYNAMODB_PORT || DEFAULT_DYNAMODB_PORT);
   if (await isListening(port)) {
@@ -81,8 +114,7 @@ async function connectToStore(): Promise<EmbeddedDynamoDb | undefined> {
   return embedded;
 }
 
-async function isListening(port: number): Promise<boolean> {
-  const { connect } = await import('node:net');
+function isListening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     socket.once('connect', () => {
@@ -96,7 +128,8 @@ async function isListening(port: number): Promise<boolean> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`${error instanceof UsageError ? `${error.message}\n\n${USAGE}` : `Error: ${(error as Error).message}`}\n`);
-    process.exit(error instanceof UsageError ? 2 : 1);
+    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(usage ? `${(error as Error).message}\n\n${USAGE}\n` : `Error: ${(error as Error).message}\n`);
+    process.exit(usage ? 2 : 1);
   },
 );

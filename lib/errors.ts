@@ -42,7 +42,7 @@ export class PayloadTooLarge extends ApiError {
 
 export class TooManyRequests extends ApiError {
   constructor(retryAfterSeconds: number) {
-    super(429, 'Too many requests: slow down and retry after the time in the Retry-After header', {
+    super(429, TOO_MANY_REQUESTS_MESSAGE, {
       'Retry-After': String(retryAfterSeconds),
     });
   }
@@ -50,14 +50,22 @@ export class TooManyRequests extends ApiError {
 
 export class ServiceUnavailable extends ApiError {
   constructor(retryAfterSeconds = 1) {
-    super(503, 'The service is temporarily unavailable; retry after the time in the Retry-After header', {
+    super(503, SERVICE_UNAVAILABLE_MESSAGE, {
       'Retry-After': String(retryAfterSeconds),
     });
   }
 }
 
+// Messages the gateway itself answers with, locally and on API Gateway (its gateway responses).
+// They are static because API Gateway's response templates cannot say more.
+
 /** One message for a missing, unknown or revoked key, so that keys cannot be probed. */
 export const INVALID_API_KEY_MESSAGE = 'Missing or invalid API key in the x-service-api-key header';
+export const TOO_MANY_REQUESTS_MESSAGE = 'Too many requests: slow down and retry after the time in the Retry-After header';
+export const ACCESS_DENIED_MESSAGE = 'The API key is not allowed to call this operation';
+export const NO_ROUTE_MESSAGE = 'No route matches this method and path';
+export const methodNotAllowedMessage = (allowed: string[]) => `This path allows only ${allowed.join(', ')}`;
+export const SERVICE_UNAVAILABLE_MESSAGE = 'The service is temporarily unavailable; retry after the time in the Retry-After header';
 export const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred; it has been logged';
 
 export interface ErrorBody {

@@ -28,7 +28,13 @@ export interface Route {
   /** Absent for operations that take no body: any body sent is ignored. */
   body?: z.ZodType;
   response: z.ZodType;
+  /** The DynamoDB actions the operation's code sends: its Lambda is granted these and no others. */
+  tableActions: readonly TableAction[];
+  /** Whether the operation signs or checks page tokens (and so may read the page-token key). */
+  usesPageTokens?: true;
 }
+
+export type TableAction = 'dynamodb:GetItem' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:Query';
 
 const noParameters = z.strictObject({});
 
@@ -47,6 +53,7 @@ export const routes = {
     pathParameters: noParameters,
     body: rotateSharedSecretBody,
     response: sharedSecret,
+    tableActions: ['dynamodb:UpdateItem'],
   }),
   getSharedSecret: route({
     operationId: 'getSharedSecret',
@@ -57,6 +64,7 @@ export const routes = {
     query: noParameters,
     pathParameters: noParameters,
     response: sharedSecret,
+    tableActions: ['dynamodb:GetItem'],
   }),
   listWebhooks: route({
     operationId: 'listWebhooks',
@@ -67,6 +75,8 @@ export const routes = {
     query: listWebhooksQuery,
     pathParameters: noParameters,
     response: webhookList,
+    tableActions: ['dynamodb:Query'],
+    usesPageTokens: true,
   }),
   createWebhook: route({
     operationId: 'createWebhook',
@@ -78,6 +88,7 @@ export const routes = {
     pathParameters: noParameters,
     body: createWebhookBody,
     response: webhook,
+    tableActions: ['dynamodb:PutItem'],
   }),
   getWebhook: route({
     operationId: 'getWebhook',
@@ -88,6 +99,7 @@ export const routes = {
     query: noParameters,
     pathParameters: webhookPath,
     response: webhook,
+    tableActions: ['dynamodb:GetItem'],
   }),
   updateWebhook: route({
     operationId: 'updateWebhook',
@@ -99,6 +111,7 @@ export const routes = {
     pathParameters: webhookPath,
     body: updateWebhookBody,
     response: webhook,
+    tableActions: ['dynamodb:UpdateItem'],
   }),
   deleteWebhook: route({
     operationId: 'deleteWebhook',
@@ -109,6 +122,7 @@ export const routes = {
     query: noParameters,
     pathParameters: webhookPath,
     response: webhook,
+    tableActions: ['dynamodb:DeleteItem'],
   }),
 };
 

@@ -9,7 +9,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import type { UsagePlanSettings } from '../../lib/config/stages';
-import { ApiError, TooManyRequests, Unauthorized } from '../../lib/errors';
+import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESSAGE, TooManyRequests, Unauthorized } from '../../lib/errors';
 import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
 import { logger } from '../../lib/logger';
@@ -71,7 +71,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       throw error;
     }
     const allowed = result.policyDocument.Statement.some((statement) => statement.Effect === 'Allow');
-    if (!allowed) throw new ApiError(403, 'The API key is not allowed to call this operation');
+    if (!allowed) throw new ApiError(403, ACCESS_DENIED_MESSAGE);
     const context = Object.fromEntries(Object.entries(result.context ?? {}).map(([name, value]) => [name, String(value)]));
     context.principalId = result.principalId;
     if (options.authorizerCacheTtlSeconds > 0) {
@@ -85,11 +85,9 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     const url = new URL(request.url ?? '/', 'http://localhost');
     const method = request.method ?? 'GET';
     const match = matchRoute(routes, method, url.pathname);
-    if (match.kind === 'not-found') throw new ApiError(404, `No route matches ${method} ${url.pathname}`);
+    if (match.kind === 'not-found') throw new ApiError(404, NO_ROUTE_MESSAGE);
     if (match.kind === 'method-not-allowed') {
-      throw new ApiError(405, `Method ${method} is not allowed on ${url.pathname}; allowed: ${match.allowed.join(', ')}`, {
-        Allow: match.allowed.join(', '),
-      });
+      throw new ApiError(405, methodNotAllowedMessage(match.allowed), { Allow: match.allowed.join(', ') });
     }
     const { headers, multiValueHeaders } = requestHeaders(request);
     const query = queryParameters(url);

@@ -1,20 +1,33 @@
-let cached: Buffer | undefined;
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 
 export const MIN_PAGE_TOKEN_KEY_BYTES = 32;
 
+let cached: Promise<Buffer> | undefined;
+
 /**
- * The server key that signs page tokens, from `PAGE_TOKEN_KEY` (hex). `npm start` generates one
- * and keeps it in its data directory, so tokens survive a restart.
+ * The server key that signs page tokens, hex-encoded: on AWS from the Secrets Manager secret the
+ * stack generates (`PAGE_TOKEN_SECRET_ARN`), read once per cold start; locally from `PAGE_TOKEN_KEY`,
+ * which `npm start` generates and keeps in its data directory so tokens survive a restart.
  */
-export async function pageTokenKey(): Promise<Buffer> {
-  cached ??= parsePageTokenKey(process.env.PAGE_TOKEN_KEY);
+export function pageTokenKey(): Promise<Buffer> {
+  cached ??= readPageTokenKey().catch((error: unknown) => {
+    cached = undefined; // a failed read (Secrets Manager unreachable) is retried by the next request
+    throw error;
+  });
   return cached;
 }
 
-function parsePageTokenKey(hex: string | undefined): Buffer {
-  const key = hex && /^([0-9a-fA-F]{2})+$/.test(hex) ? Buffer.from(hex, 'hex') : Buffer.alloc(0);
+async function readPageTokenKey(): Promise<Buffer> {
+  const secretArn = process.env.PAGE_TOKEN_SECRET_ARN;
+  if (!secretArn) return parsePageTokenKey(process.env.PAGE_TOKEN_KEY, 'PAGE_TOKEN_KEY');
+  const { SecretString } = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
+  return parsePageTokenKey(SecretString, 'the page-token secret');
+}
+
+function parsePageTokenKey(hex: string | undefined, source: string): Buffer {
+  const key = hex && /^([0-9a-fA-F]{2})+$/.test(hex.trim()) ? Buffer.from(hex.trim(), 'hex') : Buffer.alloc(0);
   if (key.length < MIN_PAGE_TOKEN_KEY_BYTES) {
-    throw new Error(`PAGE_TOKEN_KEY must be at least ${MIN_PAGE_TOKEN_KEY_BYTES} bytes, hex-encoded`);
+    throw new Error(`${source} must hold at least ${MIN_PAGE_TOKEN_KEY_BYTES} bytes, hex-encoded`);
   }
   return key;
 }

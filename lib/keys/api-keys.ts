@@ -19,6 +19,9 @@ export interface ApiKeyRecord {
   account: string;
   createdAt: string;
   revokedAt?: string;
+  /** On AWS: the API Gateway API key (same value) that puts the caller under a usage plan. */
+  apiGatewayKeyId?: string;
+  usagePlan?: string;
 }
 
 export interface ResolvedApiKey {
@@ -46,16 +49,30 @@ async function createAccountIfMissing(account: string, now: string): Promise<voi
   }
 }
 
-/** Creates a key for the account (and the account, if new). The key itself is returned once, never stored. */
-export async function createApiKey(account: string): Promise<{ key: string; record: ApiKeyRecord }> {
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(KEY_BYTES).toString('base64url');
+}
+
+export function assertAccountName(account: string): void {
   if (!ACCOUNT_NAME_PATTERN.test(account)) {
     throw new Error(`Invalid account name '${account}': use 1-63 lower-case letters, digits, '-' or '_'`);
   }
+}
+
+/**
+ * Stores a key for the account (and the account, if new). The key itself is returned once, never
+ * stored. `gateway` records the API Gateway key made for it on AWS, in the same write.
+ */
+export async function createApiKey(
+  account: string,
+  options: { key?: string; gateway?: { apiGatewayKeyId: string; usagePlan: string } } = {},
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  assertAccountName(account);
   const createdAt = new Date().toISOString();
   await createAccountIfMissing(account, createdAt);
-  const key = KEY_PREFIX + randomBytes(KEY_BYTES).toString('base64url');
+  const key = options.key ?? generateApiKey();
   const keyHash = hashApiKey(key);
-  const record: ApiKeyRecord = { keyId: keyIdOf(keyHash), account, createdAt };
+  const record: ApiKeyRecord = { keyId: keyIdOf(keyHash), account, createdAt, ...options.gateway };
   await dynamoDb().send(
     new PutCommand({
       TableName: tableName(),
@@ -120,6 +137,6 @@ export async function listApiKeys(account: string): Promise<ApiKeyRecord[]> {
 }
 
 function toRecord(item: Record<string, unknown>): ApiKeyRecord {
-  const { keyId, account, createdAt, revokedAt } = item as unknown as ApiKeyRecord;
-  return { keyId, account, createdAt, ...(revokedAt ? { revokedAt } : {}) };
+  const { keyId, account, createdAt, revokedAt, apiGatewayKeyId, usagePlan } = item as unknown as ApiKeyRecord;
+  return { keyId, account, createdAt, revokedAt, apiGatewayKeyId, usagePlan };
 }

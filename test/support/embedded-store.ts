@@ -4,23 +4,30 @@ import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../..
 /**
  * Starts an in-memory embedded DynamoDB server for the test file and points the process's
  * configuration (read by lib/config like on Lambda) at it. Call at the top level of a test file.
+ *
+ * With TEST_DYNAMODB_ENDPOINT set (e.g. AWS's DynamoDB Local), the tests run against that server
+ * instead: the fidelity cross-check described in the README.
  */
-export function useEmbeddedStore(env: Record<string, string> = {}): { store: () => EmbeddedDynamoDb } {
+export function useEmbeddedStore(env: Record<string, string> = {}): void {
   let store: EmbeddedDynamoDb | undefined;
   beforeAll(async () => {
-    store = await startEmbeddedDynamoDb({ port: 0 });
+    const external = process.env.TEST_DYNAMODB_ENDPOINT;
+    if (external) {
+      process.env.DYNAMODB_ENDPOINT = external;
+    } else {
+      store = await startEmbeddedDynamoDb({ port: 0 });
+      process.env.DYNAMODB_PORT = String(store.port);
+      delete process.env.DYNAMODB_ENDPOINT;
+    }
     Object.assign(process.env, {
-      DYNAMODB_PORT: String(store.port),
       TABLE_NAME: 'webhooks-test',
       PAGE_TOKEN_KEY: randomBytes(32).toString('hex'),
       STAGE: 'local',
       ...env,
     });
-    delete process.env.DYNAMODB_ENDPOINT;
-    await ensureTable('webhooks-test');
+    await ensureTable(process.env.TABLE_NAME!);
   });
   afterAll(async () => {
     await store?.close();
   });
-  return { store: () => store! };
 }

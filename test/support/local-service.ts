@@ -19,7 +19,8 @@ export interface TestClient {
 export function useLocalService(env: Record<string, string> = {}): TestClient {
   let service: LocalService | undefined;
   beforeAll(async () => {
-    delete process.env.DYNAMODB_ENDPOINT;
+    if (process.env.TEST_DYNAMODB_ENDPOINT) process.env.DYNAMODB_ENDPOINT = process.env.TEST_DYNAMODB_ENDPOINT;
+    else delete process.env.DYNAMODB_ENDPOINT;
     delete process.env.PAGE_TOKEN_KEY;
     Object.assign(process.env, { STAGE: 'local', TABLE_NAME: 'webhooks-http-test', AUTHORIZER_CACHE_TTL_SECONDS: '0', ...env });
     service = await startLocalService({ port: 0, dynamoDbPort: 0 });

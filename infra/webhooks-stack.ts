@@ -1,0 +1,260 @@
+import path from 'node:path';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { StageSettings, UsagePlanName } from '../lib/config/stages';
+import { errorBody, methodNotAllowedMessage } from '../lib/errors';
+import { API_KEY_HEADER } from '../lib/keys/authorize';
+import { routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
+import { GSI1, TABLE_KEYS } from '../lib/store/table';
+import { gatewayResponses, gatewayResponseTemplate } from './gateway-responses';
+import { STACK_OUTPUTS, stackNameFor } from './stack-outputs';
+
+const PROJECT_ROOT = path.resolve(__dirname, '..');
+const AUTHORIZER = { entry: 'functions/authorizer.ts', tableActions: ['dynamodb:GetItem'] as TableAction[] };
+const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PATCH', 'DELETE'];
+const EXTRA_METHODS = ['PUT'] as const;
+
+export interface WebhooksStackProps extends StackProps {
+  stage: StageSettings;
+}
+
+/**
+ * One stage of the service: the table, one Lambda per operation behind a REST API built from the
+ * same route list as the local gateway, a REQUEST authorizer reading `x-service-api-key`, and usage
+ * plans that throttle and meter callers by that key.
+ */
+export class WebhooksStack extends Stack {
+  readonly api: apigateway.RestApi;
+  readonly table: dynamodb.Table;
+
+  constructor(scope: Construct, id: string, props: WebhooksStackProps) {
+    super(scope, id, props);
+    const { stage } = props;
+    const resourceName = (suffix: string) => `${stackNameFor(stage.name)}-${suffix}`;
+    const removalPolicy = stage.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    // AWS-managed KMS key: encryption at rest with key use audited in CloudTrail, without a key
+    // policy of our own to get wrong; a customer-managed key adds nothing this service uses.
+    this.table = new dynamodb.Table(this, 'Table', {
+      tableName: resourceName('table'),
+      partitionKey: { name: TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE_KEYS.sortKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      deletionProtection: stage.production,
+      removalPolicy,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: GSI1.indexName,
+      partitionKey: { name: GSI1.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: GSI1.sortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+
+    // 64 characters from 0-9a-f: a 32-byte HMAC key, hex-encoded.
+    const pageTokenSecret = new secretsmanager.Secret(this, 'PageTokenKey', {
+      secretName: resourceName('page-token-key'),
+      description: 'HMAC key that signs list page tokens (hex)',
+      generateSecretString: {
+        passwordLength: 64,
+        excludeUppercase: true,
+        excludePunctuation: true,
+        includeSpace: false,
+        excludeCharacters: 'ghijklmnopqrstuvwxyz',
+      },
+      removalPolicy,
+    });
+
+    const operationFunction = (name: string, entry: string, tableActions: readonly TableAction[], usesPageTokens = false) => {
+      const fn = new NodejsFunction(this, `${name}Function`, {
+        functionName: resourceName(name),
+        entry: path.join(PROJECT_ROOT, entry),
+        handler: 'handler',
+        projectRoot: PROJECT_ROOT,
+        depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+        runtime: lambda.Runtime.NODEJS_22_X,
+        architecture: lambda.Architecture.ARM_64,
+        memorySize: stage.lambdaMemoryMb,
+        timeout: Duration.seconds(10),
+        tracing: lambda.Tracing.ACTIVE,
+        logGroup: new logs.LogGroup(this, `${name}Logs`, {
+          logGroupName: `/aws/lambda/${resourceName(name)}`,
+          retention: stage.logRetentionDays as logs.RetentionDays,
+          removalPolicy,
+        }),
+        environment: {
+          STAGE: stage.name,
+          TABLE_NAME: this.table.tableName,
+          POWERTOOLS_SERVICE_NAME: 'webhooks',
+          POWERTOOLS_LOG_LEVEL: stage.production ? 'INFO' : 'DEBUG',
+          NODE_OPTIONS: '--enable-source-maps',
+          ...(usesPageTokens ? { PAGE_TOKEN_SECRET_ARN: pageTokenSecret.secretArn } : {}),
+        },
+        bundling: {
+          // esbuild from node_modules: synth needs neither Docker nor network.
+          forceDockerBundling: false,
+          minify: true,
+          sourceMap: true,
+          sourcesContent: false,
+          target: 'node22',
+          format: OutputFormat.CJS,
+          // The AWS SDK is bundled (and minified) rather than taken from the runtime: see the README's
+          // Performance section for the cold-start measurement.
+          externalModules: [],
+        },
+      });
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: [...tableActions],
+          resources: tableActions.includes('dynamodb:Query')
+            ? [this.table.tableArn, `${this.table.tableArn}/index/${GSI1.indexName}`]
+            : [this.table.tableArn],
+        }),
+      );
+      if (usesPageTokens) pageTokenSecret.grantRead(fn);
+      new cloudwatch.Alarm(this, `${name}Errors`, {
+        alarmName: resourceName(`${name}-errors`),
+        alarmDescription: `Unhandled errors in ${name}`,
+        metric: fn.metricErrors({ period: Duration.minutes(5) }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      return fn;
+    };
+
+    const authorizer = new apigateway.RequestAuthorizer(this, 'ApiKeyAuthorizer', {
+      authorizerName: resourceName('api-key'),
+      handler: operationFunction('authorizer', AUTHORIZER.entry, AUTHORIZER.tableActions),
+      identitySources: [apigateway.IdentitySource.header(API_KEY_HEADER)],
+      resultsCacheTtl: Duration.seconds(stage.authorizerCacheTtlSeconds),
+    });
+
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', {
+      logGroupName: `/aws/apigateway/${resourceName('api')}`,
+      retention: stage.logRetentionDays as logs.RetentionDays,
+      removalPolicy,
+    });
+    this.api = new apigateway.RestApi(this, 'Api', {
+      restApiName: resourceName('api'),
+      description: `Webhook management API (${stage.name})`,
+      endpointTypes: [apigateway.EndpointType.REGIONAL],
+      // API keys come from the authorizer's usageIdentifierKey, i.e. from x-service-api-key.
+      apiKeySourceType: apigateway.ApiKeySourceType.AUTHORIZER,
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: stage.name,
+        tracingEnabled: true,
+        metricsEnabled: true,
+        accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigateway.AccessLogFormat.jsonWithStandardFields({
+          caller: false,
+          httpMethod: true,
+          ip: true,
+          protocol: true,
+          requestTime: true,
+          resourcePath: true,
+          responseLength: true,
+          status: true,
+          user: false,
+        }),
+      },
+      defaultMethodOptions: { apiKeyRequired: true, authorizer, authorizationType: apigateway.AuthorizationType.CUSTOM },
+    });
+
+    this.addRoutes(routeList, (route) =>
+      operationFunction(route.operationId, route.entry, route.tableActions, route.usesPageTokens === true),
+    );
+
+    for (const response of gatewayResponses) {
+      this.api.addGatewayResponse(`GatewayResponse${response.type}`, {
+        type: (apigateway.ResponseType as unknown as Record<string, apigateway.ResponseType>)[response.type]!,
+        statusCode: String(response.statusCode),
+        responseHeaders: Object.fromEntries(
+          Object.entries({ 'Content-Type': 'application/json', ...response.headers }).map(([name, value]) => [name, `'${value}'`]),
+        ),
+        templates: { 'application/json': gatewayResponseTemplate(response) },
+      });
+    }
+
+    const usagePlanIds = Object.entries(stage.usagePlans).map(([plan, settings]) => {
+      const usagePlan = this.api.addUsagePlan(`UsagePlan-${plan}`, {
+        name: resourceName(plan),
+        description: `${plan} plan of ${stage.name}`,
+        throttle: { rateLimit: settings.rateLimit, burstLimit: settings.burstLimit },
+        quota: settings.quota && { limit: settings.quota.limit, period: apigateway.Period[settings.quota.period] },
+        apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+      });
+      return { plan: plan as UsagePlanName, id: usagePlan.usagePlanId };
+    });
+
+    new cloudwatch.Alarm(this, 'Api5xx', {
+      alarmName: resourceName('api-5xx'),
+      alarmDescription: 'The API answered 5xx',
+      metric: this.api.metricServerError({ period: Duration.minutes(5) }),
+      threshold: 5,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    new CfnOutput(this, STACK_OUTPUTS.apiUrl, { value: this.api.url, description: 'Base URL of the API' });
+    new CfnOutput(this, STACK_OUTPUTS.tableName, { value: this.table.tableName });
+    for (const { plan, id: usagePlanId } of usagePlanIds) {
+      new CfnOutput(this, STACK_OUTPUTS.usagePlanId(plan), { value: usagePlanId, description: `Usage plan '${plan}'` });
+    }
+  }
+
+  /**
+   * One method per route, each with its own Lambda. A path's other methods answer 405 from a mock
+   * integration (no Lambda, no authorizer), like the local gateway.
+   */
+  private addRoutes(routes: Route[], functionFor: (route: Route) => lambda.IFunction) {
+    const byPath = new Map<string, Route[]>();
+    for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+    for (const [resourcePath, pathRoutes] of byPath) {
+      const resource = this.api.root.resourceForPath(resourcePath);
+      for (const route of pathRoutes) {
+        resource.addMethod(route.method, new apigateway.LambdaIntegration(functionFor(route)), {
+          operationName: route.operationId,
+        });
+      }
+      const allowed = pathRoutes.map((route) => route.method);
+      for (const method of [...ALL_METHODS, ...EXTRA_METHODS].filter((m) => !allowed.includes(m as HttpMethod))) {
+        this.addMethodNotAllowed(resource, method, allowed);
+      }
+    }
+  }
+
+  private addMethodNotAllowed(resource: apigateway.IResource, method: string, allowed: string[]) {
+    const allowHeader = 'method.response.header.Allow';
+    resource.addMethod(
+      method,
+      new apigateway.MockIntegration({
+        requestTemplates: { 'application/json': '{"statusCode": 405}' },
+        passthroughBehavior: apigateway.PassthroughBehavior.WHEN_NO_TEMPLATES,
+        integrationResponses: [
+          {
+            statusCode: '405',
+            responseTemplates: { 'application/json': JSON.stringify(errorBody(405, methodNotAllowedMessage(allowed))) },
+            responseParameters: { [allowHeader]: `'${allowed.join(', ')}'` },
+          },
+        ],
+      }),
+      {
+        authorizationType: apigateway.AuthorizationType.NONE,
+        apiKeyRequired: false,
+        methodResponses: [{ statusCode: '405', responseParameters: { [allowHeader]: true } }],
+      },
+    );
+  }
+}

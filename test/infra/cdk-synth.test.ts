@@ -1,0 +1,44 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const ROOT = path.resolve(__dirname, '../..');
+const run = promisify(execFile);
+
+/** `npx cdk synth` as a user runs it: offline, no AWS credentials, no Docker, Lambdas bundled by esbuild. */
+async function synth(stage: string, outdir: string) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
+  await run(path.join(ROOT, 'node_modules/.bin/cdk'), ['synth', '-c', `stage=${stage}`, '-o', outdir, '--quiet'], {
+    cwd: ROOT,
+    env: { ...env, CDK_DISABLE_VERSION_CHECK: 'true', CDK_CLI_NOTICES: 'false' },
+  });
+  return JSON.parse(await readFile(path.join(outdir, `webhooks-${stage}.template.json`), 'utf8'));
+}
+
+describe('cdk synth', () => {
+  let outdir: string;
+  beforeAll(async () => {
+    outdir = await mkdtemp(path.join(tmpdir(), 'cdk-out-'));
+  });
+  afterAll(async () => {
+    await rm(outdir, { recursive: true, force: true });
+  });
+
+  it('synthesizes the dev and prod stages offline, side by side, with bundled Lambda code', async () => {
+    const [dev, prod] = await Promise.all([synth('dev', path.join(outdir, 'dev')), synth('prod', path.join(outdir, 'prod'))]);
+    for (const [template, stage] of [[dev, 'dev'], [prod, 'prod']] as const) {
+      const functions = Object.values(template.Resources as Record<string, any>).filter(
+        (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Runtime === 'nodejs22.x',
+      );
+      expect(functions.length).toBeGreaterThan(0);
+      for (const fn of functions) {
+        const asset = fn.Metadata['aws:asset:path'];
+        expect(existsSync(path.join(outdir, stage, asset, 'index.js'))).toBe(true);
+        expect(existsSync(path.join(outdir, stage, asset, 'index.js.map'))).toBe(true);
+      }
+    }
+  }, 120_000);
+});

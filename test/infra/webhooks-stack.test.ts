@@ -1,0 +1,191 @@
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { stageSettings } from '../../lib/config/stages';
+import { routeList } from '../../lib/routes';
+import { GSI1 } from '../../lib/store/table';
+import { gatewayResponses } from '../../infra/gateway-responses';
+import { WebhooksStack } from '../../infra/webhooks-stack';
+
+type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+
+/** Synthesizes a stage without bundling the Lambdas (the cdk synth test bundles them for real). */
+function synth(stageName: string) {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new WebhooksStack(app, `webhooks-${stageName}`, { stage: stageSettings(stageName) });
+  const template = Template.fromStack(stack);
+  return { template, resources: template.toJSON().Resources as Resources };
+}
+
+const ofType = (resources: Resources, type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+
+/** "METHOD /path" for every method whose integration is a Lambda (not the 405 mocks). */
+function lambdaRoutes(resources: Resources): string[] {
+  const pathOf = (resourceId: string): string => {
+    const resource = resources[resourceId];
+    if (!resource || resource.Type !== 'AWS::ApiGateway::Resource') return '';
+    const parent = resource.Properties.ParentId;
+    return `${parent.Ref ? pathOf(parent.Ref) : ''}/${resource.Properties.PathPart}`;
+  };
+  return ofType(resources, 'AWS::ApiGateway::Method')
+    .filter(([, method]) => method.Properties.Integration?.Type === 'AWS_PROXY')
+    .map(([, method]) => `${method.Properties.HttpMethod} ${pathOf(method.Properties.ResourceId.Ref)}`)
+    .sort();
+}
+
+describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
+  const stage = stageSettings(stageName);
+  const { template, resources } = synth(stageName);
+
+  it('has exactly the routes of the route list the local gateway serves, each with its own Lambda', () => {
+    expect(lambdaRoutes(resources)).toEqual(routeList.map((route) => `${route.method} ${route.path}`).sort());
+    const integrationTargets = ofType(resources, 'AWS::ApiGateway::Method')
+      .filter(([, method]) => method.Properties.Integration?.Type === 'AWS_PROXY')
+      .map(([, method]) => JSON.stringify(method.Properties.Integration.Uri));
+    expect(new Set(integrationTargets).size).toBe(routeList.length);
+  });
+
+  it('requires an API key and the authorizer on every routed method', () => {
+    const [authorizerId] = ofType(resources, 'AWS::ApiGateway::Authorizer').map(([id]) => id);
+    for (const [, method] of ofType(resources, 'AWS::ApiGateway::Method')) {
+      if (method.Properties.Integration?.Type !== 'AWS_PROXY') continue;
+      expect(method.Properties).toMatchObject({
+        ApiKeyRequired: true,
+        AuthorizationType: 'CUSTOM',
+        AuthorizerId: { Ref: authorizerId },
+      });
+    }
+  });
+
+  it('answers other methods on a routed path with a 405 mock in the error shape', () => {
+    const mocks = ofType(resources, 'AWS::ApiGateway::Method').filter(([, method]) => method.Properties.Integration?.Type === 'MOCK');
+    expect(mocks.length).toBeGreaterThan(0);
+    for (const [, mock] of mocks) {
+      const response = mock.Properties.Integration.IntegrationResponses[0];
+      expect(response.StatusCode).toBe('405');
+      expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({
+        message: expect.stringMatching(/^This path allows only /),
+        statusCode: 405,
+        error: 'Method Not Allowed',
+      });
+      expect(response.ResponseParameters['method.response.header.Allow']).toMatch(/^'[A-Z, ]+'$/);
+    }
+  });
+
+  it('takes API keys from the REQUEST authorizer reading x-service-api-key, with a result cache', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'REQUEST',
+      IdentitySource: 'method.request.header.x-service-api-key',
+      AuthorizerResultTtlInSeconds: stage.authorizerCacheTtlSeconds,
+    });
+  });
+
+  it('has a usage plan per configured plan with its throttle and quota, on the stage', () => {
+    const plans = ofType(resources, 'AWS::ApiGateway::UsagePlan').map(([, plan]) => plan.Properties);
+    expect(plans).toHaveLength(Object.keys(stage.usagePlans).length);
+    for (const [name, settings] of Object.entries(stage.usagePlans)) {
+      const plan = plans.find((candidate) => candidate.UsagePlanName === `webhooks-${stageName}-${name}`);
+      expect(plan).toMatchObject({
+        Throttle: { RateLimit: settings.rateLimit, BurstLimit: settings.burstLimit },
+        ApiStages: [expect.objectContaining({ Stage: expect.anything() })],
+      });
+      if (settings.quota) expect(plan?.Quota).toEqual({ Limit: settings.quota.limit, Period: settings.quota.period });
+      else expect(plan?.Quota).toBeUndefined();
+    }
+  });
+
+  it('answers every gateway-produced error in the error shape with application/json', () => {
+    const responses = ofType(resources, 'AWS::ApiGateway::GatewayResponse').map(([, response]) => response.Properties);
+    const required = ['DEFAULT_4XX', 'DEFAULT_5XX', 'UNAUTHORIZED', 'ACCESS_DENIED', 'THROTTLED', 'QUOTA_EXCEEDED',
+      'BAD_REQUEST_BODY', 'REQUEST_TOO_LARGE', 'INTEGRATION_TIMEOUT', 'MISSING_AUTHENTICATION_TOKEN'];
+    expect(responses.map((response) => response.ResponseType)).toEqual(expect.arrayContaining(required));
+    for (const response of responses) {
+      const definition = gatewayResponses.find((candidate) => candidate.type === response.ResponseType)!;
+      expect(response.StatusCode).toBe(String(definition.statusCode));
+      expect(response.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/json'");
+      const body = response.ResponseTemplates['application/json'].replace('$context.error.messageString', '"from API Gateway"');
+      expect(JSON.parse(body)).toEqual({ message: expect.any(String), statusCode: definition.statusCode, error: expect.any(String) });
+    }
+    const byType = Object.fromEntries(responses.map((response) => [response.ResponseType, response]));
+    expect(byType.MISSING_AUTHENTICATION_TOKEN.StatusCode).toBe('404');
+    expect(JSON.parse(byType.MISSING_AUTHENTICATION_TOKEN.ResponseTemplates['application/json']).error).toBe('Not Found');
+    expect(byType.THROTTLED.StatusCode).toBe('429');
+    expect(byType.THROTTLED.ResponseParameters['gatewayresponse.header.Retry-After']).toBe("'1'");
+    expect(byType.REQUEST_TOO_LARGE.StatusCode).toBe('413');
+  });
+
+  it('has the one table with its keys, gsi1, on-demand billing, PITR and KMS encryption', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: GSI1.indexName,
+          KeySchema: [
+            { AttributeName: GSI1.partitionKey, KeyType: 'HASH' },
+            { AttributeName: GSI1.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      // SSEEnabled with no key of our own: the AWS-managed KMS key (aws/dynamodb).
+      SSESpecification: { SSEEnabled: true, KMSMasterKeyId: Match.absent() },
+    });
+  });
+
+  it(stage.production ? 'retains the table and protects it from deletion' : 'lets the table go with the stack', () => {
+    const [[, table]] = ofType(resources, 'AWS::DynamoDB::Table') as [[string, Resources[string]]];
+    expect(table.DeletionPolicy).toBe(stage.production ? 'Retain' : 'Delete');
+    expect(table.Properties.DeletionProtectionEnabled ?? false).toBe(stage.production);
+  });
+
+  it('runs every Lambda on nodejs22.x, arm64, with the stage memory, tracing and log retention', () => {
+    const functions = ofType(resources, 'AWS::Lambda::Function').map(([, fn]) => fn.Properties);
+    expect(functions.filter((fn) => fn.Runtime === 'nodejs22.x')).toHaveLength(routeList.length + 1);
+    for (const fn of functions.filter((candidate) => candidate.Runtime === 'nodejs22.x')) {
+      expect(fn).toMatchObject({
+        Architectures: ['arm64'],
+        MemorySize: stage.lambdaMemoryMb,
+        TracingConfig: { Mode: 'Active' },
+        Environment: { Variables: expect.objectContaining({ STAGE: stageName, TABLE_NAME: expect.anything() }) },
+      });
+    }
+    template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: stage.logRetentionDays });
+  });
+
+  it('grants each function only the table actions its operation uses, never a wildcard', () => {
+    const statements = ofType(resources, 'AWS::IAM::Policy').flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
+    const tableStatements = statements.filter((statement) => [statement.Action].flat().some((action: string) => action.startsWith('dynamodb:')));
+    for (const statement of statements) {
+      for (const action of [statement.Action].flat()) expect(action).not.toMatch(/\*/);
+    }
+    const granted = tableStatements.map((statement) => [statement.Action].flat().sort().join(',')).sort();
+    const expected = [...routeList.map((route) => [...route.tableActions].sort().join(',')), 'dynamodb:GetItem'].sort();
+    expect(granted).toEqual(expected);
+  });
+
+  it('gives the page-token secret only to the operations that sign page tokens', () => {
+    const functions = ofType(resources, 'AWS::Lambda::Function').map(([, fn]) => fn.Properties);
+    const withSecret = functions.filter((fn) => fn.Environment?.Variables?.PAGE_TOKEN_SECRET_ARN);
+    expect(withSecret).toHaveLength(routeList.filter((route) => route.usesPageTokens).length);
+    template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: Match.objectLike({ PasswordLength: 64, ExcludeUppercase: true, ExcludePunctuation: true }),
+    });
+  });
+
+  it('outputs the API URL, the table and the usage plan ids', () => {
+    const outputs = Object.keys(template.toJSON().Outputs);
+    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'UsagePlanIdStandard', 'UsagePlanIdUnlimited']));
+  });
+
+  it('names its resources after the stage so that stages deploy side by side', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: `webhooks-${stageName}-table` });
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: `webhooks-${stageName}-api` });
+    template.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: stageName, TracingEnabled: true });
+  });
+});
