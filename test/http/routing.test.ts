@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { useLocalService } from '../support/local-service';
+import { expectError, UUID_PATTERN } from './support/expectations';
+import { webhooksApi } from './support/webhooks-api';
+
+const api = webhooksApi(useLocalService());
+
+describe('routing and the error contract', () => {
+  let key: string;
+  beforeAll(async () => {
+    key = await api.newAccountKey();
+  });
+
+  it.each([
+    '/',
+    '/v1',
+    '/v2/webhooks',
+    '/v1/hooks',
+    '/v1/webhooks/',
+    `/v1/webhooks/${randomUUID()}/deliveries`,
+    '/v1/webhooks:unknownAction',
+    '/v1/webhooks:getsharedsecret',
+  ])('answers 404 in the error shape for the unknown path %s', async (path) => {
+    expectError(await api.call('GET', path, { key }), 404);
+  });
+
+  it('answers 404 for an unknown path whatever the method', async () => {
+    expectError(await api.call('POST', '/v1/nothing-here', { key, body: {} }), 404);
+  });
+
+  it.each([
+    ['PUT', '/v1/webhooks', ['GET', 'POST']],
+    ['DELETE', '/v1/webhooks', ['GET', 'POST']],
+    ['PUT', `/v1/webhooks/${randomUUID()}`, ['DELETE', 'GET', 'PATCH']],
+    ['POST', `/v1/webhooks/${randomUUID()}`, ['DELETE', 'GET', 'PATCH']],
+    ['GET', '/v1/webhooks:generateOrRotateSharedSecret', ['POST']],
+    ['POST', '/v1/webhooks:getSharedSecret', ['GET']],
+  ])('answers %s %s with 405 and an Allow header listing %j', async (method, path, allowed) => {
+    const response = await api.call(method, path, { key });
+    expectError(response, 405);
+    const allow = (response.headers.get('allow') ?? '').split(',').map((part) => part.trim());
+    expect(allow.sort()).toEqual(allowed);
+  });
+
+  it('gives a successful response a UUID x-request-id', async () => {
+    const response = await api.call('GET', '/v1/webhooks', { key });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-request-id')).toMatch(UUID_PATTERN);
+  });
+
+  it('gives errors from the handlers and from the gateway a UUID x-request-id', async () => {
+    const fromHandler = await api.call('GET', `/v1/webhooks/${randomUUID()}`, { key });
+    const fromGateway = await api.call('GET', '/v1/unknown', { key });
+    const unauthenticated = await api.call('GET', '/v1/webhooks');
+    expect([fromHandler.status, fromGateway.status, unauthenticated.status]).toEqual([404, 404, 401]);
+    for (const response of [fromHandler, fromGateway, unauthenticated]) {
+      expect(response.headers.get('x-request-id')).toMatch(UUID_PATTERN);
+    }
+  });
+
+  it('gives each request its own x-request-id', async () => {
+    const responses = await Promise.all([1, 2, 3].map(() => api.call('GET', '/v1/webhooks', { key })));
+    const ids = responses.map((response) => response.headers.get('x-request-id'));
+    expect(new Set(ids).size).toBe(3);
+  });
+
+  it('answers a success with content-type application/json', async () => {
+    const response = await api.call('GET', '/v1/webhooks', { key });
+    expect(response.headers.get('content-type')).toMatch(/^application\/json\b/);
+  });
+});

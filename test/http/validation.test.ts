@@ -1,0 +1,150 @@
+import { randomAddress, randomEventSignature, webhookInput } from '../support/factories';
+import { useLocalService } from '../support/local-service';
+import { expectError } from './support/expectations';
+import { webhooksApi } from './support/webhooks-api';
+
+const api = webhooksApi(useLocalService());
+
+const ONE_MIB = 1024 * 1024;
+const httpsUrlOfLength = (length: number) => {
+  const base = 'https://receiver.example.com/';
+  return base + 'a'.repeat(length - base.length);
+};
+const addresses = (count: number) => Array.from({ length: count }, randomAddress);
+const withoutField = (field: string) => {
+  const { [field]: _, ...rest } = webhookInput();
+  return rest;
+};
+
+async function expectNothingListed(key: string) {
+  expect(await api.listAllIds(key)).toEqual([]);
+}
+
+describe('POST /v1/webhooks validation', () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ['an http:// URL to another host', webhookInput({ url: 'http://example.com' }), 'url'],
+    ['a URL over 2048 characters', webhookInput({ url: httpsUrlOfLength(2049) }), 'url'],
+    ['a URL with credentials', webhookInput({ url: 'https://u:p@host.example.com/hook' }), 'url'],
+    ['a URL with only a user name', webhookInput({ url: 'https://user@host.example.com/hook' }), 'url'],
+    ['a URL that is not a URL', webhookInput({ url: 'receiver.example.com/hook' }), 'url'],
+    ['an ftp:// URL', webhookInput({ url: 'ftp://receiver.example.com/hook' }), 'url'],
+    ['an eventType other than address_activity', webhookInput({ eventType: 'transaction' }), 'eventType'],
+    ['an address without 0x', webhookInput({ metadata: { addresses: [randomAddress().slice(2)] } }), 'metadata.addresses'],
+    ['an address of 39 hex digits', webhookInput({ metadata: { addresses: [randomAddress().slice(0, -1)] } }), 'metadata.addresses'],
+    ['an address with a non-hex digit', webhookInput({ metadata: { addresses: [`${randomAddress().slice(0, -1)}g`] } }), 'metadata.addresses'],
+    [
+      'an event signature of 63 hex digits',
+      webhookInput({ metadata: { addresses: addresses(1), eventSignatures: [randomEventSignature().slice(0, -1)] } }),
+      'metadata.eventSignatures',
+    ],
+    [
+      'an event signature of 40 hex digits',
+      webhookInput({ metadata: { addresses: addresses(1), eventSignatures: [randomAddress()] } }),
+      'metadata.eventSignatures',
+    ],
+    ['more than 100 addresses', webhookInput({ metadata: { addresses: addresses(101) } }), 'metadata.addresses'],
+    ['a name over 256 characters', webhookInput({ name: 'n'.repeat(257) }), 'name'],
+    ['a description over 1024 characters', webhookInput({ description: 'd'.repeat(1025) }), 'description'],
+    ['an unknown top-level field', webhookInput({ colour: 'blue' }), 'colour'],
+    ['a status, which a new webhook cannot choose', webhookInput({ status: 'inactive' }), 'status'],
+    ['an unknown field inside metadata', webhookInput({ metadata: { addresses: addresses(1), topics: [] } }), 'topics'],
+    ['chainId as a number', webhookInput({ chainId: 43114 }), 'chainId'],
+    ['includeLogs as "yes"', webhookInput({ includeLogs: 'yes' }), 'includeLogs'],
+    ['includeInternalTxs as 1', webhookInput({ includeInternalTxs: 1 }), 'includeInternalTxs'],
+    ['name as null', webhookInput({ name: null }), 'name'],
+    ['metadata as an array', webhookInput({ metadata: [randomAddress()] }), 'metadata'],
+    ['addresses as a string', webhookInput({ metadata: { addresses: randomAddress() } }), 'metadata.addresses'],
+    ['no url', withoutField('url'), 'url'],
+    ['no chainId', withoutField('chainId'), 'chainId'],
+    ['no eventType', withoutField('eventType'), 'eventType'],
+    ['no metadata', withoutField('metadata'), 'metadata'],
+    ['no metadata.addresses', webhookInput({ metadata: { eventSignatures: [randomEventSignature()] } }), 'metadata.addresses'],
+  ])('answers 400 naming the field to %s, and creates nothing', async (_, body, field) => {
+    const key = await api.newAccountKey();
+    expectError(await api.call('POST', '/v1/webhooks', { key, body }), 400, field);
+    await expectNothingListed(key);
+  });
+
+  it.each<[string, string | undefined]>([
+    ['malformed JSON', '{"url": "https://example.com",'],
+    ['a JSON array', JSON.stringify([webhookInput()])],
+    ['a JSON string', JSON.stringify('https://example.com')],
+    ['JSON null', 'null'],
+    ['a JSON number', '42'],
+    ['no body at all', undefined],
+  ])('answers 400 to %s as the body, and creates nothing', async (_, body) => {
+    const key = await api.newAccountKey();
+    expectError(await api.call('POST', '/v1/webhooks', { key, body }), 400);
+    await expectNothingListed(key);
+  });
+
+  it('answers 413 in the error shape to a body over 1 MiB, and creates nothing', async () => {
+    const key = await api.newAccountKey();
+    const body = webhookInput({ description: 'd'.repeat(Math.ceil(1.1 * ONE_MIB)) });
+    expectError(await api.call('POST', '/v1/webhooks', { key, body }), 413);
+    await expectNothingListed(key);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['a URL of exactly 2048 characters', { url: httpsUrlOfLength(2048) }],
+    ['a name of exactly 256 characters', { name: 'n'.repeat(256) }],
+    ['a description of exactly 1024 characters', { description: 'd'.repeat(1024) }],
+    ['exactly 100 addresses', { metadata: { addresses: addresses(100) } }],
+    ['http://127.0.0.1 in the local stage', { url: 'http://127.0.0.1:3000/hook' }],
+  ])('accepts %s', async (_, overrides) => {
+    const key = await api.newAccountKey();
+    const created = await api.create(key, overrides);
+    expect(created).toMatchObject(overrides);
+  });
+});
+
+describe('PATCH /v1/webhooks/{id} validation', () => {
+  let key: string;
+  let original: Record<string, unknown>;
+  // A webhook per test, so that a change wrongly made by one test cannot make another fail.
+  beforeEach(async () => {
+    key = await api.newAccountKey();
+    original = await api.create(key, { name: 'original', metadata: { addresses: addresses(2), eventSignatures: [randomEventSignature()] } });
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['an http:// URL to another host', { url: 'http://example.com' }, 'url'],
+    ['a URL with credentials', { url: 'https://u:p@host.example.com' }, 'url'],
+    ['a URL over 2048 characters', { url: httpsUrlOfLength(2049) }, 'url'],
+    ['a status other than active or inactive', { status: 'paused' }, 'status'],
+    ['a name over 256 characters', { name: 'n'.repeat(257) }, 'name'],
+    ['a description over 1024 characters', { description: 'd'.repeat(1025) }, 'description'],
+    ['includeLogs as "yes"', { includeLogs: 'yes' }, 'includeLogs'],
+    ['a malformed address', { metadata: { addresses: ['0x1234'] } }, 'metadata.addresses'],
+    ['more than 100 addresses', { metadata: { addresses: addresses(101) } }, 'metadata.addresses'],
+    ['a malformed event signature', { metadata: { eventSignatures: ['0xabc'] } }, 'metadata.eventSignatures'],
+    ['an unknown field inside metadata', { metadata: { topics: [] } }, 'topics'],
+    ['an unknown top-level field', { colour: 'blue' }, 'colour'],
+    ['chainId, which cannot be changed', { chainId: '1' }, 'chainId'],
+    ['eventType, which cannot be changed', { eventType: 'address_activity' }, 'eventType'],
+    ['id, which cannot be changed', { id: '0190b0a0-0000-7000-8000-000000000000' }, 'id'],
+    ['createdAt, which cannot be changed', { createdAt: 1 }, 'createdAt'],
+    ['a valid name beside an invalid url', { name: 'changed', url: 'http://example.com' }, 'url'],
+  ])('answers 400 naming the field to %s, and leaves the webhook unchanged', async (_, body, field) => {
+    expectError(await api.patch(key, original.id as string, body), 400, field);
+    expect(await api.get(key, original.id as string)).toEqual(original);
+  });
+
+  it.each<[string, string | undefined]>([
+    ['an empty object', '{}'],
+    ['no body at all', undefined],
+    ['malformed JSON', '{"name": '],
+    ['a JSON array', JSON.stringify([{ name: 'x' }])],
+    ['a JSON string', JSON.stringify('x')],
+    ['JSON null', 'null'],
+  ])('answers 400 to %s as the body, and leaves the webhook unchanged', async (_, body) => {
+    expectError(await api.patch(key, original.id as string, body), 400);
+    expect(await api.get(key, original.id as string)).toEqual(original);
+  });
+
+  it('answers 413 in the error shape to a body over 1 MiB, and leaves the webhook unchanged', async () => {
+    const body = { description: 'd'.repeat(Math.ceil(1.1 * ONE_MIB)) };
+    expectError(await api.patch(key, original.id as string, body), 413);
+    expect(await api.get(key, original.id as string)).toEqual(original);
+  });
+});
