@@ -18,8 +18,9 @@ export function apiKeyFromHeaders(headers: Record<string, string | undefined> | 
  * the result per key and reuses it for the caller's next requests, whichever route they hit.
  */
 function stageWideResource(methodArn: string): string {
-  const [arnPrefix, apiId, stage] = methodArn.split('/');
-  return `${arnPrefix}/${apiId}/${stage}/*`;
+  // arn:aws:execute-api:<region>:<account>:<api id>/<stage>/<method>/<path...>
+  const [apiArn, stage] = methodArn.split('/');
+  return `${apiArn}/${stage}/*`;
 }
 
 /**

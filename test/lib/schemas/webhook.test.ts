@@ -1,0 +1,254 @@
+import type { z } from 'zod';
+import { createWebhookBody, listWebhooksQuery, updateWebhookBody } from '../../../lib/schemas/webhook';
+import { randomAddress, randomEventSignature, webhookInput } from '../../support/factories';
+
+// STAGE is unset here, so lib/config/runtime reads the 'local' stage (http://localhost allowed).
+// webhook-prod.test.ts covers the production stage.
+
+/** Each issue as `path: message`, for asserting what a refusal names. */
+function issuesOf(schema: z.ZodType, input: unknown): string[] {
+  const result = schema.safeParse(input);
+  if (result.success) throw new Error(`accepted: ${JSON.stringify(input)}`);
+  return result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+}
+
+/** The keys the schema refused as unknown. */
+function unknownKeysOf(schema: z.ZodType, input: unknown): string[] {
+  const result = schema.safeParse(input);
+  if (result.success) throw new Error(`accepted: ${JSON.stringify(input)}`);
+  return result.error.issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : []));
+}
+
+const distinctAddresses = (count: number) => Array.from({ length: count }, randomAddress);
+const distinctSignatures = (count: number) => Array.from({ length: count }, randomEventSignature);
+const urlOfLength = (length: number) => {
+  const base = 'https://receiver.example.com/';
+  return base + 'a'.repeat(length - base.length);
+};
+
+describe('createWebhookBody', () => {
+  it('fills the defaults: empty name and description, no event signatures, both flags false', () => {
+    const input = webhookInput();
+    expect(createWebhookBody.parse(input)).toEqual({
+      url: input.url,
+      chainId: input.chainId,
+      eventType: 'address_activity',
+      metadata: { addresses: (input.metadata as { addresses: string[] }).addresses, eventSignatures: [] },
+      name: '',
+      description: '',
+      includeInternalTxs: false,
+      includeLogs: false,
+    });
+  });
+
+  it('keeps given values over the defaults', () => {
+    const input = webhookInput({ name: 'n', description: 'd', includeInternalTxs: true, includeLogs: true });
+    expect(createWebhookBody.parse(input)).toMatchObject({ name: 'n', description: 'd', includeInternalTxs: true, includeLogs: true });
+  });
+
+  it('lower-cases addresses and drops repeats, keeping first-seen order', () => {
+    const [first, second] = distinctAddresses(2) as [string, string];
+    const upper = `0x${first.slice(2).toUpperCase()}`;
+    const parsed = createWebhookBody.parse(webhookInput({ metadata: { addresses: [upper, second, first, second] } }));
+    expect(parsed.metadata.addresses).toEqual([first, second]);
+  });
+
+  it('lower-cases event signatures and drops repeats, keeping first-seen order', () => {
+    const [first, second] = distinctSignatures(2) as [string, string];
+    const upper = `0x${first.slice(2).toUpperCase()}`;
+    const input = webhookInput({ metadata: { addresses: [randomAddress()], eventSignatures: [second, upper, first] } });
+    expect(createWebhookBody.parse(input).metadata.eventSignatures).toEqual([second, first]);
+  });
+
+  it('requires url, chainId, eventType and metadata', () => {
+    expect(issuesOf(createWebhookBody, {})).toEqual([
+      'url: is required',
+      'chainId: is required',
+      'eventType: is required',
+      'metadata: is required',
+    ]);
+  });
+
+  it('refuses an empty address list', () => {
+    expect(issuesOf(createWebhookBody, webhookInput({ metadata: { addresses: [] } }))).toEqual([
+      'metadata.addresses: must hold at least one address',
+    ]);
+  });
+
+  it('refuses an address that is not 0x and 40 hex digits', () => {
+    const input = webhookInput({ metadata: { addresses: [`${randomAddress()}0`] } });
+    expect(issuesOf(createWebhookBody, input)).toEqual(['metadata.addresses.0: must be 0x followed by 40 hexadecimal digits']);
+  });
+
+  it('refuses an event signature that is not 0x and 64 hex digits', () => {
+    const input = webhookInput({ metadata: { addresses: [randomAddress()], eventSignatures: [randomAddress()] } });
+    expect(issuesOf(createWebhookBody, input)).toEqual(['metadata.eventSignatures.0: must be 0x followed by 64 hexadecimal digits']);
+  });
+
+  it('accepts 100 addresses', () => {
+    const addresses = distinctAddresses(100);
+    expect(createWebhookBody.parse(webhookInput({ metadata: { addresses } })).metadata.addresses).toEqual(addresses);
+  });
+
+  it('refuses 101 addresses', () => {
+    expect(issuesOf(createWebhookBody, webhookInput({ metadata: { addresses: distinctAddresses(101) } }))).toEqual([
+      'metadata.addresses: must hold at most 100 addresses',
+    ]);
+  });
+
+  it('accepts 100 event signatures and refuses 101', () => {
+    const metadata = (count: number) => ({ addresses: [randomAddress()], eventSignatures: distinctSignatures(count) });
+    expect(createWebhookBody.safeParse(webhookInput({ metadata: metadata(100) })).success).toBe(true);
+    expect(issuesOf(createWebhookBody, webhookInput({ metadata: metadata(101) }))).toEqual([
+      'metadata.eventSignatures: must hold at most 100 event signatures',
+    ]);
+  });
+
+  it('accepts a name of 256 characters and refuses 257', () => {
+    expect(createWebhookBody.safeParse(webhookInput({ name: 'n'.repeat(256) })).success).toBe(true);
+    expect(issuesOf(createWebhookBody, webhookInput({ name: 'n'.repeat(257) }))).toEqual(['name: must be at most 256 characters']);
+  });
+
+  it('accepts a description of 1024 characters and refuses 1025', () => {
+    expect(createWebhookBody.safeParse(webhookInput({ description: 'd'.repeat(1024) })).success).toBe(true);
+    expect(issuesOf(createWebhookBody, webhookInput({ description: 'd'.repeat(1025) }))).toEqual([
+      'description: must be at most 1024 characters',
+    ]);
+  });
+
+  it('accepts a url of 2048 characters and refuses 2049', () => {
+    expect(urlOfLength(2048)).toHaveLength(2048);
+    expect(createWebhookBody.safeParse(webhookInput({ url: urlOfLength(2048) })).success).toBe(true);
+    expect(issuesOf(createWebhookBody, webhookInput({ url: urlOfLength(2049) }))).toEqual(['url: must be at most 2048 characters']);
+  });
+
+  it.each(['https://receiver.example.com/hooks', 'https://receiver.example.com:8443/a?b=c', 'https://10.0.0.1/x'])(
+    'accepts the https url %s',
+    (url) => {
+      expect(createWebhookBody.parse(webhookInput({ url })).url).toBe(url);
+    },
+  );
+
+  it.each(['http://localhost:3000/hooks', 'http://127.0.0.1/hooks', 'http://[::1]:8080/'])(
+    "accepts the http url %s to this machine in stage 'local'",
+    (url) => {
+      expect(createWebhookBody.parse(webhookInput({ url })).url).toBe(url);
+    },
+  );
+
+  it.each(['http://receiver.example.com/hooks', 'http://localhost.example.com/', 'http://10.0.0.1/'])(
+    'refuses the plain http url %s',
+    (url) => {
+      expect(issuesOf(createWebhookBody, webhookInput({ url }))).toEqual(['url: must be an https:// URL (or http://localhost)']);
+    },
+  );
+
+  it.each(['ftp://receiver.example.com/', 'receiver.example.com/hooks', 'not a url', ''])('refuses %p, which is not an http(s) url', (url) => {
+    expect(issuesOf(createWebhookBody, webhookInput({ url }))).toEqual(['url: must be an https:// URL (or http://localhost)']);
+  });
+
+  it.each(['https://user:pass@receiver.example.com/', 'https://token@receiver.example.com/', 'http://user:pass@localhost/'])(
+    'refuses the url %s, which carries credentials',
+    (url) => {
+      expect(issuesOf(createWebhookBody, webhookInput({ url }))).toEqual(['url: must not contain credentials']);
+    },
+  );
+
+  it('refuses an eventType other than address_activity', () => {
+    expect(issuesOf(createWebhookBody, webhookInput({ eventType: 'token_transfer' }))).toEqual([
+      "eventType: must be 'address_activity'",
+    ]);
+  });
+
+  it('refuses a status on create: every new webhook starts active', () => {
+    expect(unknownKeysOf(createWebhookBody, webhookInput({ status: 'inactive' }))).toEqual(['status']);
+  });
+});
+
+describe('updateWebhookBody', () => {
+  it('refuses an empty body', () => {
+    expect(issuesOf(updateWebhookBody, {})).toEqual([
+      ': must set at least one of name, description, url, status, includeInternalTxs, includeLogs, metadata',
+    ]);
+  });
+
+  it('accepts a single field and adds no defaults for the others', () => {
+    expect(updateWebhookBody.parse({ status: 'inactive' })).toEqual({ status: 'inactive' });
+  });
+
+  it('accepts addresses alone without defaulting the event signatures', () => {
+    const address = randomAddress();
+    expect(updateWebhookBody.parse({ metadata: { addresses: [address.toUpperCase().replace('0X', '0x')] } })).toEqual({
+      metadata: { addresses: [address] },
+    });
+  });
+
+  it('lower-cases and de-duplicates event signatures', () => {
+    const signature = randomEventSignature();
+    const upper = `0x${signature.slice(2).toUpperCase()}`;
+    expect(updateWebhookBody.parse({ metadata: { eventSignatures: [upper, signature] } })).toEqual({
+      metadata: { eventSignatures: [signature] },
+    });
+  });
+
+  it('applies the same limits as create', () => {
+    expect(issuesOf(updateWebhookBody, { name: 'n'.repeat(257), metadata: { addresses: distinctAddresses(101) } })).toEqual([
+      'name: must be at most 256 characters',
+      'metadata.addresses: must hold at most 100 addresses',
+    ]);
+  });
+
+  it('applies the same url rules as create', () => {
+    expect(issuesOf(updateWebhookBody, { url: 'http://receiver.example.com/' })).toEqual([
+      'url: must be an https:// URL (or http://localhost)',
+    ]);
+    expect(issuesOf(updateWebhookBody, { url: 'https://u:p@receiver.example.com/' })).toEqual(['url: must not contain credentials']);
+  });
+
+  it("refuses a status other than 'active' or 'inactive'", () => {
+    expect(issuesOf(updateWebhookBody, { status: 'paused' })).toEqual(["status: must be 'active' or 'inactive'"]);
+  });
+
+  it('refuses changes to id and createdAt', () => {
+    expect(unknownKeysOf(updateWebhookBody, { name: 'n', id: 'x', createdAt: 1 })).toEqual(['id', 'createdAt']);
+  });
+});
+
+describe('listWebhooksQuery', () => {
+  it('defaults pageSize to 10 and leaves status and pageToken absent', () => {
+    expect(listWebhooksQuery.parse({})).toEqual({ pageSize: 10 });
+  });
+
+  it.each([
+    ['1', 1],
+    ['10', 10],
+    ['100', 100],
+  ])('reads pageSize %p as the number %i', (pageSize, expected) => {
+    expect(listWebhooksQuery.parse({ pageSize }).pageSize).toBe(expected);
+  });
+
+  it.each(['0', '101', '-1', '1.5', '1e2', 'ten', ' 5', '1000'])('refuses pageSize %p', (pageSize) => {
+    expect(issuesOf(listWebhooksQuery, { pageSize })).toEqual(['pageSize: must be an integer from 1 to 100']);
+  });
+
+  it.each(['active', 'inactive'])('accepts status %s', (status) => {
+    expect(listWebhooksQuery.parse({ status })).toEqual({ pageSize: 10, status });
+  });
+
+  it.each(['ACTIVE', 'all', 'deleted'])('refuses status %p', (status) => {
+    expect(issuesOf(listWebhooksQuery, { status })).toEqual(["status: must be 'active' or 'inactive'"]);
+  });
+
+  it('passes pageToken through as given', () => {
+    expect(listWebhooksQuery.parse({ pageToken: 'AbC_-1' })).toEqual({ pageSize: 10, pageToken: 'AbC_-1' });
+  });
+
+  it('leaves judging a long pageToken to the page-token codec', () => {
+    const pageToken = 'a'.repeat(1025);
+    expect(listWebhooksQuery.parse({ pageToken })).toEqual({ pageSize: 10, pageToken });
+  });
+
+  it('refuses unknown parameters', () => {
+    expect(unknownKeysOf(listWebhooksQuery, { limit: '5' })).toEqual(['limit']);
+  });
+});
