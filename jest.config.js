@@ -2,8 +2,14 @@
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
-  // @middy/core ships ES modules only; swc turns them into CommonJS for jest's module system.
-  transform: { '^.+\\.(ts|js)$': ['@swc/jest'] },
+  // Transpile only (types are checked once by `tsc --noEmit` in npm test). @middy/core ships ES
+  // modules only, so it is transformed to CommonJS too.
+  transform: {
+    '^.+\\.(ts|js)$': [
+      'ts-jest',
+      { tsconfig: { target: 'ES2022', module: 'commonjs', allowJs: true, esModuleInterop: true, isolatedModules: true } },
+    ],
+  },
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
   setupFiles: ['<rootDir>/test/support/env.ts'],
   testTimeout: 30000,

@@ -93,21 +93,23 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     const query = queryParameters(url);
     const key = apiKeyFromHeaders(headers);
     if (key === undefined) throw new Unauthorized();
-    const resourceId = `${options.stage}/${method}${match.route.path}`;
+    const requestFields = {
+      resource: match.route.path,
+      path: url.pathname,
+      httpMethod: method,
+      headers,
+      multiValueHeaders,
+      queryStringParameters: query.single,
+      multiValueQueryStringParameters: query.multi,
+      stageVariables: null,
+    };
     const authorizerContext = await authorize(
       key,
       {
+        ...requestFields,
         type: 'REQUEST',
-        methodArn: `arn:aws:execute-api:local:000000000000:local/${resourceId}`,
-        resource: match.route.path,
-        path: url.pathname,
-        httpMethod: method,
-        headers,
-        multiValueHeaders,
-        queryStringParameters: query.single,
-        multiValueQueryStringParameters: query.multi,
+        methodArn: `arn:aws:execute-api:local:000000000000:local/${options.stage}/${method}${match.route.path}`,
         pathParameters: match.pathParameters,
-        stageVariables: null,
         requestContext: requestContext(match.route, url, method, requestId, started, {}),
       } as APIGatewayRequestAuthorizerEvent,
       requestId,
@@ -116,15 +118,8 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     if (retryAfter > 0) throw new TooManyRequests(retryAfter);
     const body = await readBody(request);
     const event: APIGatewayProxyEvent = {
-      resource: match.route.path,
-      path: url.pathname,
-      httpMethod: method,
-      headers,
-      multiValueHeaders,
-      queryStringParameters: query.single,
-      multiValueQueryStringParameters: query.multi,
+      ...requestFields,
       pathParameters: Object.keys(match.pathParameters).length ? match.pathParameters : null,
-      stageVariables: null,
       requestContext: requestContext(match.route, url, method, requestId, started, authorizerContext),
       body,
       isBase64Encoded: false,

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoDb, tableName } from '../store/client';
+import { unlessConditionFails } from '../store/conditional-write';
 import { accountKey, apiKeyAccountIndexKey, apiKeyKey, GSI1 } from '../store/table';
 
 /**
@@ -36,17 +36,15 @@ export function hashApiKey(key: string): string {
 const keyIdOf = (keyHash: string) => keyHash.slice(0, 12);
 
 async function createAccountIfMissing(account: string, now: string): Promise<void> {
-  try {
-    await dynamoDb().send(
+  await unlessConditionFails(
+    dynamoDb().send(
       new PutCommand({
         TableName: tableName(),
         Item: { ...accountKey(account), account, createdAt: now },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+    ),
+  );
 }
 
 export function generateApiKey(): string {
@@ -98,8 +96,8 @@ export async function resolveApiKey(key: string): Promise<ResolvedApiKey | undef
 
 /** Marks the key revoked (kept for the audit trail). Returns the record, or undefined for an unknown key. */
 export async function revokeApiKey(key: string): Promise<ApiKeyRecord | undefined> {
-  try {
-    const { Attributes } = await dynamoDb().send(
+  const revoked = await unlessConditionFails(
+    dynamoDb().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: apiKeyKey(hashApiKey(key)),
@@ -108,12 +106,9 @@ export async function revokeApiKey(key: string): Promise<ApiKeyRecord | undefine
         ExpressionAttributeValues: { ':now': new Date().toISOString() },
         ReturnValues: 'ALL_NEW',
       }),
-    );
-    return Attributes && toRecord(Attributes);
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+    ),
+  );
+  return revoked?.Attributes && toRecord(revoked.Attributes);
 }
 
 export async function listApiKeys(account: string): Promise<ApiKeyRecord[]> {

@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { WebhookStatus } from '../schemas/fields';
 import type { Webhook } from '../schemas/webhook';
 import { dynamoDb, tableName } from './client';
+import { unlessConditionFails } from './conditional-write';
 import { GSI1, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusIndexKey } from './table';
 
 type WebhookItem = Webhook & ReturnType<typeof webhookKey> & ReturnType<typeof webhookStatusIndexKey>;
@@ -21,10 +21,6 @@ function toWebhook(item: Record<string, unknown>): Webhook {
 }
 
 const existsCondition = 'attribute_exists(pk)';
-
-function isConditionFailure(error: unknown): boolean {
-  return error instanceof ConditionalCheckFailedException;
-}
 
 export async function putNewWebhook(account: string, webhook: Webhook): Promise<void> {
   const item: WebhookItem = {
@@ -66,8 +62,8 @@ export async function updateWebhookItem(
   for (const [path, value] of Object.entries(changes)) set(path, value);
   const status = changes.status as WebhookStatus | undefined;
   if (status) set(GSI1.partitionKey, webhookStatusIndexKey(account, status, id).gsi1pk);
-  try {
-    const { Attributes } = await dynamoDb().send(
+  const updated = await unlessConditionFails(
+    dynamoDb().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: webhookKey(account, id),
@@ -77,30 +73,24 @@ export async function updateWebhookItem(
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
       }),
-    );
-    return Attributes ? toWebhook(Attributes) : undefined;
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
+    ),
+  );
+  return updated?.Attributes && toWebhook(updated.Attributes);
 }
 
 /** Deletes and returns the webhook as it was; undefined when there was none. */
 export async function deleteWebhookItem(account: string, id: string): Promise<Webhook | undefined> {
-  try {
-    const { Attributes } = await dynamoDb().send(
+  const deleted = await unlessConditionFails(
+    dynamoDb().send(
       new DeleteCommand({
         TableName: tableName(),
         Key: webhookKey(account, id),
         ConditionExpression: existsCondition,
         ReturnValues: 'ALL_OLD',
       }),
-    );
-    return Attributes ? toWebhook(Attributes) : undefined;
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
+    ),
+  );
+  return deleted?.Attributes && toWebhook(deleted.Attributes);
 }
 
 export interface WebhookPageQuery {
