@@ -14,6 +14,7 @@ import { errorBody, methodNotAllowedMessage } from '../lib/errors';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
 import { routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
 import { GSI1, TABLE_KEYS } from '../lib/store/table';
+import { LAMBDA_BUNDLING } from './bundling';
 import { gatewayResponses, gatewayResponseTemplate } from './gateway-responses';
 import { STACK_OUTPUTS, stackNameFor } from './stack-outputs';
 
@@ -96,20 +97,13 @@ export class WebhooksStack extends Stack {
           TABLE_NAME: this.table.tableName,
           POWERTOOLS_SERVICE_NAME: 'webhooks',
           POWERTOOLS_LOG_LEVEL: stage.production ? 'INFO' : 'DEBUG',
-          NODE_OPTIONS: '--enable-source-maps',
           ...(usesPageTokens ? { PAGE_TOKEN_SECRET_ARN: pageTokenSecret.secretArn } : {}),
         },
         bundling: {
+          ...LAMBDA_BUNDLING,
+          format: OutputFormat.CJS,
           // esbuild from node_modules: synth needs neither Docker nor network.
           forceDockerBundling: false,
-          minify: true,
-          sourceMap: true,
-          sourcesContent: false,
-          target: 'node22',
-          format: OutputFormat.CJS,
-          // The AWS SDK is bundled (and minified) rather than taken from the runtime: see the README's
-          // Performance section for the cold-start measurement.
-          externalModules: [],
         },
       });
       fn.addToRolePolicy(

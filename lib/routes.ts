@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from './schemas/zod';
 import { rotateSharedSecretBody, sharedSecret } from './schemas/shared-secret';
 import {
   createWebhookBody,

@@ -12,7 +12,7 @@ import type { UsagePlanSettings } from '../../lib/config/stages';
 import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESSAGE, TooManyRequests, Unauthorized } from '../../lib/errors';
 import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
-import { logger } from '../../lib/logger';
+import { localLogger as logger } from './local-logger';
 import type { Route } from '../../lib/routes';
 import { matchRoute } from './route-table';
 import { TokenBucketThrottle } from './token-bucket';

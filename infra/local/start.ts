@@ -1,7 +1,7 @@
 import { DEFAULT_DYNAMODB_PORT } from '../../lib/config/runtime';
 import { createApiKey, listApiKeys } from '../../lib/keys/api-keys';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
-import { logger } from '../../lib/logger';
+import { localLogger as logger } from './local-logger';
 import { startLocalService } from './local-service';
 
 const DEV_ACCOUNT = 'dev';

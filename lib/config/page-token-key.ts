@@ -1,5 +1,3 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-
 export const MIN_PAGE_TOKEN_KEY_BYTES = 32;
 
 let cached: Promise<Buffer> | undefined;
@@ -20,6 +18,8 @@ export function pageTokenKey(): Promise<Buffer> {
 async function readPageTokenKey(): Promise<Buffer> {
   const secretArn = process.env.PAGE_TOKEN_SECRET_ARN;
   if (!secretArn) return parsePageTokenKey(process.env.PAGE_TOKEN_KEY, 'PAGE_TOKEN_KEY');
+  // Loaded only here, on AWS: locally the client would be dead weight at every cold start.
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const { SecretString } = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
   return parsePageTokenKey(SecretString, 'the page-token secret');
 }

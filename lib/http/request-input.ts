@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from '../schemas/zod';
 import { BadRequest, PayloadTooLarge } from '../errors';
 
 export const MAX_BODY_BYTES = 1024 * 1024;

@@ -87,7 +87,6 @@ export async function resolveApiKey(key: string): Promise<ResolvedApiKey | undef
     new GetCommand({
       TableName: tableName(),
       Key: apiKeyKey(hashApiKey(key)),
-      ProjectionExpression: 'account, keyId, revokedAt',
     }),
   );
   if (!Item || Item.revokedAt) return undefined;

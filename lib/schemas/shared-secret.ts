@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from './zod';
 
 /** Any JSON object, or no body at all, is accepted and ignored. */
 export const rotateSharedSecretBody = z.looseObject({});

@@ -33,7 +33,6 @@ export async function getSharedSecret(account: string): Promise<SharedSecret> {
       TableName: tableName(),
       Key: sharedSecretKey(account),
       ConsistentRead: true,
-      ProjectionExpression: 'currentSecret',
     }),
   );
   if (typeof Item?.currentSecret !== 'string') {

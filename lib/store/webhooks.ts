@@ -3,7 +3,7 @@ import type { WebhookStatus } from '../schemas/fields';
 import type { Webhook } from '../schemas/webhook';
 import { dynamoDb, tableName } from './client';
 import { unlessConditionFails } from './conditional-write';
-import { GSI1, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusIndexKey } from './table';
+import { GSI1, TABLE_KEYS, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusIndexKey } from './table';
 
 type WebhookItem = Webhook & ReturnType<typeof webhookKey> & ReturnType<typeof webhookStatusIndexKey>;
 
@@ -22,15 +22,22 @@ function toWebhook(item: Record<string, unknown>): Webhook {
 
 const existsCondition = 'attribute_exists(pk)';
 
-export async function putNewWebhook(account: string, webhook: Webhook): Promise<void> {
-  const item: WebhookItem = {
+/** The table item of an account's webhook: its keys in the table and in gsi1, and its fields. */
+export function webhookItem(account: string, webhook: Webhook): WebhookItem {
+  return {
     ...webhookKey(account, webhook.id),
     ...webhookStatusIndexKey(account, webhook.status, webhook.id),
     ...webhook,
   };
-  await dynamoDb().send(
-    new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-  );
+}
+
+/**
+ * Unconditional: the id is a fresh UUIDv7 (a millisecond clock, a per-process sequence and 62+
+ * random bits), so an existing item under its key is not a case to guard against, and a condition
+ * would make the embedded store read before every write.
+ */
+export async function putNewWebhook(account: string, webhook: Webhook): Promise<void> {
+  await dynamoDb().send(new PutCommand({ TableName: tableName(), Item: webhookItem(account, webhook) }));
 }
 
 export async function getWebhookItem(account: string, id: string): Promise<Webhook | undefined> {
@@ -117,14 +124,12 @@ export async function queryWebhooks({ account, status, limit, afterId }: Webhook
   const query = status
     ? {
         IndexName: GSI1.indexName,
-        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-        ExpressionAttributeNames: { '#pk': GSI1.partitionKey, '#sk': GSI1.sortKey },
+        KeyConditionExpression: `${GSI1.partitionKey} = :pk AND begins_with(${GSI1.sortKey}, :prefix)`,
         ExpressionAttributeValues: { ':pk': webhookStatusIndexKey(account, status, '').gsi1pk, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
       }
     : {
         ConsistentRead: true,
-        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' },
+        KeyConditionExpression: `${TABLE_KEYS.partitionKey} = :pk AND begins_with(${TABLE_KEYS.sortKey}, :prefix)`,
         ExpressionAttributeValues: { ':pk': base.pk, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
       };
   let startKey: Record<string, unknown> | undefined = afterId

@@ -3,52 +3,72 @@ import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-export interface RunningServer {
+export interface ListeningProcess {
   process: ChildProcessWithoutNullStreams;
-  url: string;
-  dynamoDbPort: number;
+  /** The groups of the pattern that announced the process was listening. */
+  match: RegExpExecArray;
   /** Everything the process printed so far (stdout and stderr). */
   output: () => string;
   /** Sends the signal and resolves with the exit code. */
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
+export interface RunningServer extends ListeningProcess {
+  url: string;
+  dynamoDbPort: number;
+}
+
 /** Runs a project TypeScript entry point the way the npm scripts do (through tsx). */
-export function spawnScript(entry: string, args: string[], env: Record<string, string>): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], {
+export function spawnScript(entry: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, entry), ...args], {
     cwd: ROOT,
     env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'INFO', ...env },
   });
 }
 
-/** `npm start` as a child process, on free ports, until it prints where it listens. */
-export async function startServerProcess(env: Record<string, string>): Promise<RunningServer> {
-  const child = spawnScript('infra/local/start.ts', [], { PORT: '0', DYNAMODB_PORT: '0', ...env });
+/** Starts a script and resolves once its output matches `listening`. */
+export async function spawnListening(
+  entry: string,
+  env: Record<string, string>,
+  listening: RegExp,
+  nodeArgs: string[] = [],
+): Promise<ListeningProcess> {
+  const child = spawnScript(entry, [], env, nodeArgs);
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const listening = new Promise<RegExpExecArray>((resolve, reject) => {
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/localhost:\d+) \(DynamoDB at http:\/\/127\.0\.0\.1:(\d+)\)/.exec(output);
-      if (match) resolve(match);
+      // Keep only the head of the output: a long-running server's request log is not needed.
+      if (output.length < 64 * 1024) output += chunk.toString();
+      const found = listening.exec(output);
+      if (found) resolve(found);
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${output}`)));
+    void exited.then((code) => reject(new Error(`${entry} exited with ${code} before listening:\n${output}`)));
   });
-  const match = await listening;
-  // Let the lines printed right after "listening" (the key) arrive.
+  // Let the lines printed right after "listening" (a key) arrive.
   await new Promise((resolve) => setTimeout(resolve, 200));
   return {
     process: child,
-    url: match[1]!,
-    dynamoDbPort: Number(match[2]),
+    match,
     output: () => output,
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
       return exited;
     },
   };
+}
+
+/** `npm start` as a child process, on free ports, until it prints where it listens. */
+export async function startServerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<RunningServer> {
+  const server = await spawnListening(
+    'infra/local/start.ts',
+    { PORT: '0', DYNAMODB_PORT: '0', ...env },
+    /listening on (http:\/\/localhost:\d+) \(DynamoDB at http:\/\/127\.0\.0\.1:(\d+)\)/,
+    nodeArgs,
+  );
+  return { ...server, url: server.match[1]!, dynamoDbPort: Number(server.match[2]) };
 }
 
 export async function runScript(entry: string, args: string[], env: Record<string, string>) {
