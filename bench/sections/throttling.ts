@@ -2,7 +2,7 @@ import { createApiKey } from '../../lib/keys/api-keys';
 import { load } from '../support/load';
 import { pacedLoad } from '../support/paced-load';
 import { figure, type BenchOptions, type Figure } from '../support/report';
-import { startBenchService } from './latency';
+import { startBenchService } from '../support/service';
 
 const SECTION = '5 throttling';
 

@@ -60,12 +60,13 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   const throttle = new TokenBucketThrottle(options.throttle);
   const authorizations = new Map<string, CachedAuthorization>();
 
-  async function authorize(key: string, event: APIGatewayRequestAuthorizerEvent, requestId: string) {
+  /** The authorizer's context for the key; `event` is built only when the cache cannot answer. */
+  async function authorize(key: string, event: () => APIGatewayRequestAuthorizerEvent, requestId: string) {
     const cached = authorizations.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.context;
     let result: APIGatewayAuthorizerResult;
     try {
-      result = await authorizer(event, lambdaContext('authorizer', requestId));
+      result = await authorizer(event(), lambdaContext('authorizer', requestId));
     } catch (error) {
       if (error instanceof Error && error.message === UNAUTHORIZED) throw new Unauthorized();
       throw error;
@@ -105,13 +106,13 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     };
     const authorizerContext = await authorize(
       key,
-      {
+      () => ({
         ...requestFields,
         type: 'REQUEST',
         methodArn: `arn:aws:execute-api:local:000000000000:local/${options.stage}/${method}${match.route.path}`,
         pathParameters: match.pathParameters,
         requestContext: requestContext(match.route, url, method, requestId, started, {}),
-      } as APIGatewayRequestAuthorizerEvent,
+      }) as APIGatewayRequestAuthorizerEvent,
       requestId,
     );
     const retryAfter = throttle.take(key);
@@ -160,7 +161,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
         writeResult(response, result, requestId);
         logger.info('request', {
           method: request.method,
-          path: new URL(request.url ?? '/', 'http://localhost').pathname,
+          path: request.url?.split('?', 1)[0],
           status: result.statusCode,
           latencyMs: Date.now() - started,
           requestId,
@@ -199,6 +200,8 @@ function queryParameters(url: URL) {
 }
 
 async function readBody(request: IncomingMessage): Promise<string | null> {
+  // Most requests (every GET) have none: skip setting up a stream read.
+  if (request.headers['content-length'] === undefined && request.headers['transfer-encoding'] === undefined) return null;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {

@@ -7,17 +7,23 @@ import { GSI1, TABLE_KEYS, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusInd
 
 type WebhookItem = Webhook & ReturnType<typeof webhookKey> & ReturnType<typeof webhookStatusIndexKey>;
 
-const WEBHOOK_FIELDS = [
-  'id', 'url', 'chainId', 'status', 'createdAt', 'name', 'description',
-  'eventType', 'metadata', 'includeInternalTxs', 'includeLogs',
-] as const satisfies readonly (keyof Webhook)[];
-
-/** The webhook as the API shows it: exactly the spec's fields, in the spec's order. */
+/** The webhook as the API shows it: exactly the spec's fields, in the spec's order (no keys). */
 function toWebhook(item: Record<string, unknown>): Webhook {
-  const { metadata } = item as unknown as Webhook;
-  const webhook = Object.fromEntries(WEBHOOK_FIELDS.map((field) => [field, item[field]])) as Webhook;
-  webhook.metadata = { eventSignatures: metadata.eventSignatures, addresses: metadata.addresses };
-  return webhook;
+  const { id, url, chainId, status, createdAt, name, description, eventType, metadata, includeInternalTxs, includeLogs } =
+    item as unknown as Webhook;
+  return {
+    id,
+    url,
+    chainId,
+    status,
+    createdAt,
+    name,
+    description,
+    eventType,
+    metadata: { eventSignatures: metadata.eventSignatures, addresses: metadata.addresses },
+    includeInternalTxs,
+    includeLogs,
+  };
 }
 
 const existsCondition = 'attribute_exists(pk)';

@@ -1,0 +1,29 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createApiKey } from '../../lib/keys/api-keys';
+import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
+import { startServerProcess } from '../../test/support/processes';
+import { seedWebhooks } from './store';
+
+/** BENCH_PROFILE_DIR=dir: each server under test writes a V8 CPU profile there when it stops. */
+export const profileArgs = () => (process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []);
+
+export type BenchService = Awaited<ReturnType<typeof startBenchService>>;
+
+/** `npm start` on the bench store, with an account holding a secret and 20 webhooks, and its key. */
+export async function startBenchService(storeEnv: Record<string, string>, env: Record<string, string> = {}, nodeArgs = profileArgs()) {
+  const account = `bench-${Math.random().toString(36).slice(2, 8)}`;
+  const { key } = await createApiKey(account);
+  await generateOrRotateSharedSecret(account);
+  await seedWebhooks(account, 20, () => 'active');
+  const service = await startServerProcess({
+    ...storeEnv,
+    DATA_DIR: await mkdtemp(path.join(tmpdir(), 'bench-data-')),
+    THROTTLE_RATE_LIMIT: '1000000',
+    THROTTLE_BURST_LIMIT: '1000000',
+    ...env,
+  }, nodeArgs);
+  return { service, key, account };
+}
+

@@ -1,0 +1,35 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** Only that the runner starts, measures and reports: no figure is judged here (that is `npm run bench`). */
+describe('npm run bench', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'bench-smoke-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs --quick on a small section, prints its table and writes the figures as JSON', async () => {
+    const out = path.join(dir, 'results.json');
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/run.ts', '--quick', '--only=list', `--out=${out}`], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stderr).toMatch(/\[\s*\d+s\] list cost: seeding/);
+    expect(stdout).toMatch(/^\| section +\| figure +\| value +\| target/m);
+    expect(stdout).toMatch(/\| 1 list cost +\| items read\/page, 1000 webhooks, status=inactive \(1%\), pageSize 10 /);
+    const results = JSON.parse(await readFile(out, 'utf8'));
+    expect(results).toMatchObject({ mode: 'quick', figures: expect.any(Array) });
+    expect(results.figures.length).toBeGreaterThan(10);
+    for (const item of results.figures) expect(item).toEqual(expect.objectContaining({ section: expect.any(String), name: expect.any(String), value: expect.any(Number) }));
+  }, 120_000);
+});
