@@ -31,8 +31,9 @@ export async function latency(
   let requestsServed = 0;
   const baseline = await spawnListening('bench/processes/baseline-server.ts', { ...storeEnv, BENCH_ACCOUNT: account }, /baseline listening on (\S+)/, profileArgs());
   const baselineUrl = baseline.match[1]!;
-  const duration = quick ? 1 : 3;
-  const rounds = quick ? 1 : 3;
+  // More, shorter rounds: the median round is steadier against this machine's drift than a few long ones.
+  const duration = quick ? 1 : 2;
+  const rounds = quick ? 1 : 4;
   const figures: Figure[] = [];
   try {
     for (const endpoint of ENDPOINTS) {
