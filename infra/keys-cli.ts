@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { parseArgs } from 'node:util';
 import { DEFAULT_DYNAMODB_PORT, runtimeConfig } from '../lib/config/runtime';
 import type { UsagePlanName } from '../lib/config/stages';
-import { assertAccountName, createApiKey, generateApiKey, hashApiKey, listApiKeys, revokeApiKey } from '../lib/keys/api-keys';
+import { apiKeyId, assertAccountName, createApiKey, generateApiKey, listApiKeys, revokeApiKey } from '../lib/keys/api-keys';
 import { createGatewayKey, deleteGatewayKey, describeDeployedStage, type DeployedStage } from './deployed-stage';
 import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './local/embedded-dynamodb';
 
@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
       const key = generateApiKey();
       const gateway = deployed && {
         usagePlan: plan,
-        apiGatewayKeyId: await createGatewayKey(deployed, plan, { value: key, name: `${account}-${hashApiKey(key).slice(0, 12)}` }),
+        apiGatewayKeyId: await createGatewayKey(deployed, plan, { value: key, name: `${account}-${apiKeyId(key)}` }),
       };
       const { record } = await createApiKey(account, { key, gateway }).catch(async (error: unknown) => {
         if (gateway) await deleteGatewayKey(gateway.apiGatewayKeyId);

@@ -35,6 +35,9 @@ export function hashApiKey(key: string): string {
 
 const keyIdOf = (keyHash: string) => keyHash.slice(0, 12);
 
+/** The id a key is listed under: a prefix of its hash, safe to show and to name things after. */
+export const apiKeyId = (key: string) => keyIdOf(hashApiKey(key));
+
 async function createAccountIfMissing(account: string, now: string): Promise<void> {
   await unlessConditionFails(
     dynamoDb().send(
