@@ -1,5 +1,5 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
+import { useTempDir } from '../support/temp-dir';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 
@@ -7,16 +7,10 @@ const ROOT = path.resolve(__dirname, '../..');
 
 /** Only that the runner starts, measures and reports: no figure is judged here (that is `npm run bench`). */
 describe('npm run bench', () => {
-  let dir: string;
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'bench-smoke-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dirPath = useTempDir('bench-smoke-');
 
   it('runs --quick on a small section, prints its table and writes the figures as JSON', async () => {
-    const out = path.join(dir, 'results.json');
+    const out = path.join(dirPath(), 'results.json');
     const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/run.ts', '--quick', '--only=list', `--out=${out}`], { cwd: ROOT });
     let stdout = '';
     let stderr = '';

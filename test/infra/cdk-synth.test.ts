@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
+import { useTempDir } from '../support/temp-dir';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -19,16 +19,10 @@ async function synth(stage: string, outdir: string) {
 }
 
 describe('cdk synth', () => {
-  let outdir: string;
-  beforeAll(async () => {
-    outdir = await mkdtemp(path.join(tmpdir(), 'cdk-out-'));
-  });
-  afterAll(async () => {
-    await rm(outdir, { recursive: true, force: true });
-  });
+  const outdirPath = useTempDir('cdk-out-');
 
   it('synthesizes the dev and prod stages offline, side by side, with bundled Lambda code', async () => {
-    const [dev, prod] = await Promise.all([synth('dev', path.join(outdir, 'dev')), synth('prod', path.join(outdir, 'prod'))]);
+    const [dev, prod] = await Promise.all([synth('dev', path.join(outdirPath(), 'dev')), synth('prod', path.join(outdirPath(), 'prod'))]);
     for (const [template, stage] of [[dev, 'dev'], [prod, 'prod']] as const) {
       const functions = Object.values(template.Resources as Record<string, any>).filter(
         (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Runtime === 'nodejs22.x',
@@ -36,8 +30,8 @@ describe('cdk synth', () => {
       expect(functions.length).toBeGreaterThan(0);
       for (const fn of functions) {
         const asset = fn.Metadata['aws:asset:path'];
-        expect(existsSync(path.join(outdir, stage, asset, 'index.js'))).toBe(true);
-        expect(existsSync(path.join(outdir, stage, asset, 'index.js.map'))).toBe(true);
+        expect(existsSync(path.join(outdirPath(), stage, asset, 'index.js'))).toBe(true);
+        expect(existsSync(path.join(outdirPath(), stage, asset, 'index.js.map'))).toBe(true);
       }
     }
   }, 120_000);

@@ -1,6 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { useTempDir } from '../support/temp-dir';
 import { webhookInput } from '../support/factories';
 import { runScript, startServerProcess, type RunningServer } from '../support/processes';
 
@@ -16,15 +14,8 @@ async function call(server: RunningServer, key: string, method: string, urlPath:
 }
 
 describe('npm start and the keys CLI, as processes on one data directory', () => {
-  let dataDir: string;
-  const env = () => ({ DATA_DIR: dataDir, AUTHORIZER_CACHE_TTL_SECONDS: '0' });
-
-  beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'webhooks-data-'));
-  });
-  afterAll(async () => {
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDirPath = useTempDir('webhooks-data-');
+  const env = () => ({ DATA_DIR: dataDirPath(), AUTHORIZER_CACHE_TTL_SECONDS: '0' });
 
   it('keeps everything across a SIGTERM and restart, and the keys CLI works with and without a running server', async () => {
     // First start: a dev key is created and printed once, never logged.
