@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -60,13 +61,24 @@ export async function spawnListening(
   };
 }
 
-/** `npm start` as a child process, on free ports, until it prints where it listens. */
+/** The node flags of package.json's start script (`node <flags> --import tsx infra/local/start.ts`). */
+export function npmStartNodeArgs(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const words = start.trim().split(/\s+/);
+  const entry = words.indexOf('--import');
+  if (words[0] !== 'node' || words.slice(entry).join(' ') !== '--import tsx infra/local/start.ts') {
+    throw new Error(`package.json start script is not 'node <flags> --import tsx infra/local/start.ts': ${start}`);
+  }
+  return words.slice(1, entry);
+}
+
+/** `npm start` as a child process (its node flags included), on free ports, until it prints where it listens. */
 export async function startServerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<RunningServer> {
   const server = await spawnListening(
     'infra/local/start.ts',
     { PORT: '0', DYNAMODB_PORT: '0', ...env },
     /listening on (http:\/\/localhost:\d+) \(DynamoDB at http:\/\/127\.0\.0\.1:(\d+)\)/,
-    nodeArgs,
+    [...npmStartNodeArgs(), ...nodeArgs],
   );
   return { ...server, url: server.match[1]!, dynamoDbPort: Number(server.match[2]) };
 }
