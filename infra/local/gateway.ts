@@ -14,7 +14,7 @@ import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
 import { localLogger as logger } from './local-logger';
 import type { Route } from '../../lib/routes';
-import { matchRoute } from './route-table';
+import { routeTable } from './route-table';
 import { TokenBucketThrottle } from './token-bucket';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -56,6 +56,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   const routes: RouteWithHandler[] = await Promise.all(
     options.routes.map(async (route) => ({ ...route, handler: await loadHandler<ProxyHandler>(route.entry) })),
   );
+  const matchRoute = routeTable(routes);
   const authorizer = await loadHandler<AuthorizerHandler>(AUTHORIZER_ENTRY);
   const throttle = new TokenBucketThrottle(options.throttle);
   const authorizations = new Map<string, CachedAuthorization>();
@@ -85,7 +86,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   async function serve(request: IncomingMessage, requestId: string, started: number): Promise<APIGatewayProxyResult> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const method = request.method ?? 'GET';
-    const match = matchRoute(routes, method, url.pathname);
+    const match = matchRoute(method, url.pathname);
     if (match.kind === 'not-found') throw new ApiError(404, NO_ROUTE_MESSAGE);
     if (match.kind === 'method-not-allowed') {
       throw new ApiError(405, methodNotAllowedMessage(match.allowed), { Allow: match.allowed.join(', ') });
@@ -199,25 +200,31 @@ function queryParameters(url: URL) {
   return { single, multi };
 }
 
-async function readBody(request: IncomingMessage): Promise<string | null> {
+function readBody(request: IncomingMessage): Promise<string | null> {
   // Most requests (every GET) have none: skip setting up a stream read.
-  if (request.headers['content-length'] === undefined && request.headers['transfer-encoding'] === undefined) return null;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > GATEWAY_MAX_BODY_BYTES) throw new ApiError(413, `Request body is larger than the gateway's limit of ${GATEWAY_MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk);
-  }
-  return size === 0 ? null : Buffer.concat(chunks).toString('utf8');
+  if (request.headers['content-length'] === undefined && request.headers['transfer-encoding'] === undefined) return Promise.resolve(null);
+  // Stream events rather than `for await`: the async iterator costs a promise or two per chunk.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > GATEWAY_MAX_BODY_BYTES) {
+        request.removeAllListeners('data').resume();
+        reject(new ApiError(413, `Request body is larger than the gateway's limit of ${GATEWAY_MAX_BODY_BYTES} bytes`));
+      } else chunks.push(chunk);
+    });
+    request.once('end', () => resolve(size === 0 ? null : Buffer.concat(chunks).toString('utf8')));
+    request.once('error', reject);
+  });
 }
 
 function writeResult(response: ServerResponse, result: APIGatewayProxyResult, requestId: string) {
   const headers: Record<string, string | string[]> = { 'x-request-id': requestId };
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
   for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
-  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body, 'utf8');
-  headers['Content-Length'] = String(body.length);
+  const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+  headers['Content-Length'] = String(Buffer.byteLength(body));
   response.writeHead(result.statusCode, headers);
   response.end(body);
 }

@@ -5,38 +5,60 @@ export type RouteMatch<R> =
   | { kind: 'method-not-allowed'; allowed: string[] }
   | { kind: 'not-found' };
 
+/** A resource path part: a literal, or `{name}` standing for any one non-empty part. */
+type TemplatePart = { literal: string } | { parameter: string };
+
 /**
- * Matches a request path against API Gateway resource paths: literal parts match exactly
- * (`webhooks:getSharedSecret` is one part), `{name}` matches any one non-empty part.
+ * Matches request paths against API Gateway resource paths: literal parts match exactly
+ * (`webhooks:getSharedSecret` is one part), `{name}` matches any one non-empty part. The templates
+ * are parsed once, not on every request.
  */
-export function matchRoute<R extends Pick<Route, 'method' | 'path'>>(routes: R[], method: string, path: string): RouteMatch<R> {
-  const parts = splitPath(path);
-  if (parts === undefined) return { kind: 'not-found' };
-  const onPath = routes
-    .map((route) => ({ route, pathParameters: matchParts(splitPath(route.path)!, parts) }))
-    .filter((candidate): candidate is { route: R; pathParameters: Record<string, string> } => candidate.pathParameters !== undefined);
-  if (onPath.length === 0) return { kind: 'not-found' };
-  const found = onPath.find(({ route }) => route.method === method);
-  if (found) return { kind: 'found', ...found };
-  return { kind: 'method-not-allowed', allowed: onPath.map(({ route }) => route.method) };
+export function routeTable<R extends Pick<Route, 'method' | 'path'>>(routes: R[]): (method: string, path: string) => RouteMatch<R> {
+  const compiled = routes.map((route) => ({ route, template: parseTemplate(route.path) }));
+  return (method, path) => {
+    const parts = splitPath(path);
+    if (parts === undefined) return { kind: 'not-found' };
+    const allowed: string[] = [];
+    for (const { route, template } of compiled) {
+      const pathParameters = matchParts(template, parts);
+      if (pathParameters === undefined) continue;
+      if (route.method === method) return { kind: 'found', route, pathParameters };
+      allowed.push(route.method);
+    }
+    return allowed.length ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
+  };
+}
+
+function parseTemplate(path: string): TemplatePart[] {
+  return path
+    .split('/')
+    .slice(1)
+    .map((part) => {
+      const parameter = /^\{(\w+)\}$/.exec(part)?.[1];
+      return parameter === undefined ? { literal: part } : { parameter };
+    });
 }
 
 function splitPath(path: string): string[] | undefined {
+  const parts = path.split('/').slice(1);
+  if (!path.includes('%')) return parts;
   try {
-    return path.split('/').slice(1).map(decodeURIComponent);
+    return parts.map(decodeURIComponent);
   } catch {
     return undefined; // malformed percent-encoding matches nothing
   }
 }
 
-function matchParts(template: string[], parts: string[]): Record<string, string> | undefined {
+function matchParts(template: TemplatePart[], parts: string[]): Record<string, string> | undefined {
   if (template.length !== parts.length) return undefined;
   const parameters: Record<string, string> = {};
-  for (const [index, part] of template.entries()) {
+  for (let index = 0; index < template.length; index += 1) {
+    const part = template[index]!;
     const actual = parts[index]!;
-    const parameter = /^\{(\w+)\}$/.exec(part)?.[1];
-    if (parameter !== undefined && actual !== '') parameters[parameter] = actual;
-    else if (part !== actual) return undefined;
+    if ('parameter' in part) {
+      if (actual === '') return undefined;
+      parameters[part.parameter] = actual;
+    } else if (part.literal !== actual) return undefined;
   }
   return parameters;
 }

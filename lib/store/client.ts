@@ -19,11 +19,15 @@ export function tableName(): string {
 export function createDynamoDbClient(): DynamoDBClient {
   const { dynamoDbEndpoint, region } = runtimeConfig();
   const local = dynamoDbEndpoint !== undefined && /^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(dynamoDbEndpoint);
-  return new DynamoDBClient({
+  const client = new DynamoDBClient({
     region,
     endpoint: dynamoDbEndpoint,
     maxAttempts: Number(process.env.DYNAMODB_MAX_ATTEMPTS) || 3,
     // The embedded server accepts any credentials; a machine without an AWS profile has none to give.
     ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
   });
+  // It copies every input and output through the sensitive-data filter for the SDK's logger, which
+  // is a no-op here (we never give it one): 5-35 µs of CPU per call, the larger for bigger pages.
+  client.middlewareStack.remove('loggerMiddleware');
+  return client;
 }

@@ -85,6 +85,13 @@ describe('POST /v1/webhooks validation', () => {
     await expectNothingListed(key);
   });
 
+  it("answers 413 from the gateway itself to a body over API Gateway's 10 MiB, and creates nothing", async () => {
+    const key = await api.newAccountKey();
+    const body = webhookInput({ description: 'd'.repeat(11 * ONE_MIB) });
+    expect(expectError(await api.call('POST', '/v1/webhooks', { key, body }), 413)).toMatch(/gateway's limit/);
+    await expectNothingListed(key);
+  });
+
   it.each<[string, Record<string, unknown>]>([
     ['a URL of exactly 2048 characters', { url: httpsUrlOfLength(2048) }],
     ['a name of exactly 256 characters', { name: 'n'.repeat(256) }],

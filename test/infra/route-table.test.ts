@@ -1,10 +1,10 @@
-import { matchRoute } from '../../infra/local/route-table';
+import { routeTable } from '../../infra/local/route-table';
 import { routeList, routes } from '../../lib/routes';
 
-const match = (method: string, path: string) => matchRoute(routeList, method, path);
+const match = routeTable(routeList);
 const webhookId = '0190a000-0000-7000-8000-000000000000';
 
-describe('matchRoute on the service routes', () => {
+describe('routeTable on the service routes', () => {
   it('finds POST /v1/webhooks:generateOrRotateSharedSecret, whose colon is part of one literal path part', () => {
     expect(match('POST', '/v1/webhooks:generateOrRotateSharedSecret')).toEqual({
       kind: 'found',
@@ -48,6 +48,14 @@ describe('matchRoute on the service routes', () => {
 
   it('does not match {id} to an empty path part', () => {
     expect(match('GET', '/v1/webhooks/')).toEqual({ kind: 'not-found' });
+  });
+
+  it('matches a percent-encoded literal part like the plain one', () => {
+    expect(match('GET', '/v1/webhooks%3AgetSharedSecret')).toEqual({ kind: 'found', route: routes.getSharedSecret, pathParameters: {} });
+  });
+
+  it('matches nothing for malformed percent-encoding', () => {
+    expect(match('GET', '/v1/webhooks/%E0%A4%A')).toEqual({ kind: 'not-found' });
   });
 
   it('answers method-not-allowed listing GET and POST for PUT /v1/webhooks', () => {
