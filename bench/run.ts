@@ -40,7 +40,7 @@ async function main(argv: string[]) {
       try {
         const memory = peakRss(options, bench);
         if (wanted('memory')) await memory.before();
-        const served = wanted('latency') ? await latency(options, store.env, bench) : { figures: [], requestsServed: 0 };
+        const served = wanted('latency') ? await latency(options, store, bench) : { figures: [], requestsServed: 0 };
         figures.push(...served.figures);
         if (wanted('memory')) figures.push(...(await memory.after(1000 + served.requestsServed)));
       } finally {

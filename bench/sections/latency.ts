@@ -1,5 +1,6 @@
 import { spawnListening } from '../../test/support/processes';
-import { load, type LoadResult } from '../support/load';
+import { load, type LoadOptions, type LoadResult } from '../support/load';
+import { processCpuMicros } from '../support/process-cpu';
 import { figure, median, type BenchOptions, type Figure } from '../support/report';
 import { profileArgs, type BenchService } from '../support/service';
 
@@ -19,45 +20,67 @@ const ENDPOINTS = [
   { name: 'POST /v1/webhooks', service: '/v1/webhooks', baseline: '/create', method: 'POST' as const, body: createBody },
 ];
 
+/** A load run, with the CPU the server and the store spent per request during it (Linux only). */
+interface Run extends LoadResult {
+  serverCpu?: number;
+  storeCpu?: number;
+}
+
 /**
  * p50 and p99 through the local gateway against a bare node:http server doing one DynamoDB call on
- * the same store, run alternately so that both see the same machine.
+ * the same store, run alternately so that both see the same machine. At concurrency 32 it also
+ * reports the CPU each side's server and the store spend per request, which is what latency
+ * becomes once the machine is saturated.
  */
 export async function latency(
   { quick, progress }: BenchOptions,
-  storeEnv: Record<string, string>,
+  store: { env: Record<string, string>; pid: number },
   { service, key, account }: BenchService,
 ): Promise<{ figures: Figure[]; requestsServed: number }> {
   let requestsServed = 0;
-  const baseline = await spawnListening('bench/processes/baseline-server.ts', { ...storeEnv, BENCH_ACCOUNT: account }, /baseline listening on (\S+)/, profileArgs());
+  const baseline = await spawnListening('bench/processes/baseline-server.ts', { ...store.env, BENCH_ACCOUNT: account }, /baseline listening on (\S+)/, profileArgs());
   const baselineUrl = baseline.match[1]!;
-  // More, shorter rounds: the median round is steadier against this machine's drift than a few long ones.
-  const duration = quick ? 1 : 2;
-  const rounds = quick ? 1 : 4;
+  // Many short rounds, each a pair of adjacent runs: the machine's speed drifts from second to
+  // second, and a pair's ratio cancels what both runs saw alike.
+  const duration = 1;
+  const rounds = quick ? 1 : 8;
   const figures: Figure[] = [];
+
+  async function measured(serverPid: number, options: LoadOptions): Promise<Run> {
+    const server = processCpuMicros(serverPid);
+    const storeBefore = processCpuMicros(store.pid);
+    const result = await load(options);
+    const perRequest = (before: number | undefined, after: number | undefined) =>
+      before === undefined || after === undefined ? undefined : (after - before) / result.requests;
+    return { ...result, serverCpu: perRequest(server, processCpuMicros(serverPid)), storeCpu: perRequest(storeBefore, processCpuMicros(store.pid)) };
+  }
+
   try {
     for (const endpoint of ENDPOINTS) {
       for (const connections of [1, 32]) {
-        const ours: LoadResult[] = [];
-        const floor: LoadResult[] = [];
-        const runOurs = (seconds = duration) =>
-          loadCounted({ url: service.url + endpoint.service, method: endpoint.method, body: endpoint.body, headers: { 'x-service-api-key': key, 'content-type': 'application/json' }, connections, duration: seconds });
-        const runFloor = (seconds = duration) =>
-          load({ url: baselineUrl + endpoint.baseline, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration: seconds });
+        const ours: Run[] = [];
+        const floor: Run[] = [];
+        const runOurs = async () => {
+          const result = await measured(service.process.pid!, { url: service.url + endpoint.service, method: endpoint.method, body: endpoint.body, headers: { 'x-service-api-key': key, 'content-type': 'application/json' }, connections, duration });
+          requestsServed += result.requests;
+          return result;
+        };
+        const runFloor = () =>
+          measured(baseline.process.pid!, { url: baselineUrl + endpoint.baseline, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration });
         progress(`latency: ${endpoint.name} at concurrency ${connections}`);
-        await runOurs(1); // warm-up: JIT, connections, authorizer cache
-        await runFloor(1);
+        await runOurs(); // warm-up: JIT, connections, authorizer cache
+        await runFloor();
         for (let round = 0; round < rounds; round += 1) {
-          // Alternate which goes first, so drift of the machine's speed hits both alike.
+          // Alternate which goes first, so that drift within a pair hits both alike.
           if (round % 2) floor.push(await runFloor());
           ours.push(await runOurs());
           if (!(round % 2)) floor.push(await runFloor());
         }
         const failed = ours.reduce((sum, result) => sum + Object.entries(result.statusCounts).filter(([code]) => Number(code) >= 300).reduce((s, [, n]) => s + n, 0), 0);
         for (const percentile of ['p50', 'p99'] as const) {
+          const ratio = median(ours.map((result, round) => result[percentile] / floor[round]![percentile]));
           const oursValue = median(ours.map((result) => result[percentile]));
           const floorValue = median(floor.map((result) => result[percentile]));
-          const ratio = oursValue / floorValue;
           figures.push(
             figure(
               SECTION,
@@ -65,20 +88,36 @@ export async function latency(
               ratio,
               'x',
               { target: `<= ${TARGET}x`, pass: ratio <= TARGET && failed === 0 },
-              `ours ${(oursValue / 1000).toFixed(2)} ms, baseline ${(floorValue / 1000).toFixed(2)} ms${failed ? `, ${failed} non-2xx` : ''}`,
+              `median of ${rounds} paired rounds; ours ${(oursValue / 1000).toFixed(2)} ms, baseline ${(floorValue / 1000).toFixed(2)} ms${failed ? `, ${failed} non-2xx` : ''}`,
             ),
           );
         }
+        if (connections > 1) figures.push(...cpuFigure(endpoint.name, connections, ours, floor));
       }
     }
   } finally {
     await baseline.stop();
   }
   return { figures, requestsServed };
+}
 
-  async function loadCounted(options: Parameters<typeof load>[0]) {
-    const result = await load(options);
-    requestsServed += result.requests;
-    return result;
-  }
+/** Server + store CPU per request, ours against the baseline's: the ratio saturated latency follows. */
+function cpuFigure(name: string, connections: number, ours: Run[], floor: Run[]): Figure[] {
+  const cpu = (runs: Run[], side: 'serverCpu' | 'storeCpu') => {
+    const values = runs.map((run) => run[side]).filter((value): value is number => value !== undefined);
+    return values.length === runs.length ? median(values) : undefined;
+  };
+  const [oursServer, oursStore, floorServer, floorStore] = [cpu(ours, 'serverCpu'), cpu(ours, 'storeCpu'), cpu(floor, 'serverCpu'), cpu(floor, 'storeCpu')];
+  if (oursServer === undefined || oursStore === undefined || floorServer === undefined || floorStore === undefined) return [];
+  const micros = (value: number) => `${value.toFixed(0)} µs`;
+  return [
+    figure(
+      SECTION,
+      `${name} c=${connections} CPU per request, server + store`,
+      (oursServer + oursStore) / (floorServer + floorStore),
+      'x',
+      undefined,
+      `ours ${micros(oursServer)} + store ${micros(oursStore)}, baseline ${micros(floorServer)} + store ${micros(floorStore)}`,
+    ),
+  ];
 }

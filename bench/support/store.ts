@@ -14,7 +14,7 @@ export const BENCH_TABLE = 'webhooks-bench';
  * The embedded DynamoDB server in its own process, and this process's configuration pointed at
  * it (the table, a page-token key), so that servers under test and the bench itself share it.
  */
-export async function startBenchStore(): Promise<{ endpoint: string; env: Record<string, string>; stop: () => Promise<unknown> }> {
+export async function startBenchStore(): Promise<{ endpoint: string; env: Record<string, string>; pid: number; stop: () => Promise<unknown> }> {
   const dynamo: ListeningProcess = await spawnListening('bench/processes/dynamodb.ts', {}, /dynamodb listening on (\S+)/);
   const env = {
     DYNAMODB_ENDPOINT: dynamo.match[1]!,
@@ -25,7 +25,7 @@ export async function startBenchStore(): Promise<{ endpoint: string; env: Record
   Object.assign(process.env, env);
   delete process.env.DYNAMODB_PORT;
   await ensureTable(BENCH_TABLE);
-  return { endpoint: env.DYNAMODB_ENDPOINT, env, stop: () => dynamo.stop() };
+  return { endpoint: env.DYNAMODB_ENDPOINT, env, pid: dynamo.process.pid!, stop: () => dynamo.stop() };
 }
 
 export function benchWebhook(status: WebhookStatus): Webhook {

@@ -1,0 +1,18 @@
+import { readFileSync } from 'node:fs';
+
+/** Linux reports process CPU time in clock ticks of 1/100 s (USER_HZ, fixed for user space). */
+const MICROSECONDS_PER_TICK = 10_000;
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, in microseconds, from the
+ * kernel's accounting; undefined where there is no /proc (not Linux).
+ */
+export function processCpuMicros(pid: number): number | undefined {
+  try {
+    // Fields after the command name, which is in parentheses and may contain spaces: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * MICROSECONDS_PER_TICK;
+  } catch {
+    return undefined;
+  }
+}
