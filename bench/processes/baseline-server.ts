@@ -2,6 +2,8 @@ import { createServer } from 'node:http';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
 import { dynamoDb, tableName } from '../../lib/store/client';
+import { sharedSecretKey, webhookKey, WEBHOOK_SORT_KEY_PREFIX } from '../../lib/store/table';
+import { webhookItem } from '../../lib/store/webhooks';
 
 /**
  * The floor for the latency figures: a bare node:http server doing the least work an operation
@@ -14,14 +16,14 @@ const account = process.env.BENCH_ACCOUNT!;
 
 const operations: Record<string, (body: string) => Promise<unknown>> = {
   'GET /secret': async () =>
-    (await client.send(new GetCommand({ TableName: tableName(), Key: { pk: `ACCOUNT#${account}`, sk: 'SECRET' }, ConsistentRead: true }))).Item,
+    (await client.send(new GetCommand({ TableName: tableName(), Key: sharedSecretKey(account), ConsistentRead: true }))).Item,
   'GET /list': async () =>
     (
       await client.send(
         new QueryCommand({
           TableName: tableName(),
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': `ACCOUNT#${account}`, ':prefix': 'WEBHOOK#' },
+          ExpressionAttributeValues: { ':pk': webhookKey(account, '').pk, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
           ScanIndexForward: false,
           ConsistentRead: true,
           Limit: 11,
@@ -32,16 +34,11 @@ const operations: Record<string, (body: string) => Promise<unknown>> = {
   // and the status index keys are the table's work for any webhook written, not the service's.
   'POST /create': async (body) => {
     const { url, chainId, eventType, metadata } = JSON.parse(body);
-    const id = uuidv7();
-    const item = {
-      pk: `ACCOUNT#${account}`,
-      sk: `WEBHOOK#${id}`,
-      gsi1pk: `ACCOUNT#${account}#WEBHOOKS#active`,
-      gsi1sk: `WEBHOOK#${id}`,
-      id,
+    const webhook = {
+      id: uuidv7(),
       url,
       chainId,
-      status: 'active',
+      status: 'active' as const,
       createdAt: Math.floor(Date.now() / 1000),
       name: '',
       description: '',
@@ -50,8 +47,8 @@ const operations: Record<string, (body: string) => Promise<unknown>> = {
       includeInternalTxs: false,
       includeLogs: false,
     };
-    await client.send(new PutCommand({ TableName: tableName(), Item: item }));
-    return item;
+    await client.send(new PutCommand({ TableName: tableName(), Item: webhookItem(account, webhook) }));
+    return webhook;
   },
 };
 
