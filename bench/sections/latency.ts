@@ -1,6 +1,6 @@
 import { spawnListening } from '../../test/support/processes';
 import { load, type LoadOptions, type LoadResult } from '../support/load';
-import { processCpuMicros } from '../support/process-cpu';
+import { processCpuMicros } from '../support/process-stats';
 import { figure, median, type BenchOptions, type Figure } from '../support/report';
 import { profileArgs, type BenchService } from '../support/service';
 

@@ -1,19 +1,13 @@
-import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { createLocalGateway } from '../../infra/local/gateway';
 import { createApiKey } from '../../lib/keys/api-keys';
 import { routeList } from '../../lib/routes';
 import { load } from '../support/load';
+import { peakRssKiB } from '../support/process-stats';
 import { figure, type BenchOptions, type Figure } from '../support/report';
 import type { BenchService } from '../support/service';
 
 const SECTION = '4 memory';
-
-/** Peak RSS (VmHWM) of a process, in KiB, from the kernel's accounting. */
-async function peakRssKiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);
-}
 
 /** Half secret reads, half list pages: the read operations a busy caller repeats. */
 async function drive({ service, key }: BenchService, requests: number) {

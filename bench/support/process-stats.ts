@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 
 /** Linux reports process CPU time in clock ticks of 1/100 s (USER_HZ, fixed for user space). */
 const MICROSECONDS_PER_TICK = 10_000;
@@ -15,4 +16,10 @@ export function processCpuMicros(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Peak RSS (VmHWM) of a process, in KiB. */
+export async function peakRssKiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);
 }
