@@ -38,16 +38,23 @@ export function decodePageToken(key: Buffer, scope: PageTokenScope, token: strin
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** Each field length-prefixed, so that no two scopes serialise to the same bytes. */
+function lengthPrefixed(field: string): Buffer {
+  const bytes = Buffer.from(field, 'utf8');
+  const prefixed = Buffer.allocUnsafe(4 + bytes.length);
+  prefixed.writeUInt32BE(bytes.length);
+  bytes.copy(prefixed, 4);
+  return prefixed;
+}
+
+const PURPOSE = lengthPrefixed('webhooks');
+
 function mac(key: Buffer, scope: PageTokenScope, head: Buffer): Buffer {
-  // Length-prefixed fields, so that no two scopes serialise to the same bytes.
-  const fields = ['webhooks', scope.account, scope.status ?? ''].map((field) => {
-    const bytes = Buffer.from(field, 'utf8');
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(bytes.length);
-    return Buffer.concat([length, bytes]);
-  });
   return createHmac('sha256', key)
-    .update(Buffer.concat([...fields, head]))
+    .update(PURPOSE)
+    .update(lengthPrefixed(scope.account))
+    .update(lengthPrefixed(scope.status ?? ''))
+    .update(head)
     .digest()
     .subarray(0, MAC_BYTES);
 }

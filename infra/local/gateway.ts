@@ -67,7 +67,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     if (cached && cached.expiresAt > Date.now()) return cached.context;
     let result: APIGatewayAuthorizerResult;
     try {
-      result = await authorizer(event(), lambdaContext('authorizer', requestId));
+      result = await authorizer(event(), new LocalLambdaContext('authorizer', requestId));
     } catch (error) {
       if (error instanceof Error && error.message === UNAUTHORIZED) throw new Unauthorized();
       throw error;
@@ -126,7 +126,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       body,
       isBase64Encoded: false,
     };
-    return match.route.handler(event, lambdaContext(match.route.operationId, requestId));
+    return match.route.handler(event, new LocalLambdaContext(match.route.operationId, requestId));
   }
 
   function requestContext(
@@ -229,20 +229,32 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyResult, re
   response.end(body);
 }
 
-function lambdaContext(functionName: string, requestId: string): Context {
-  const deadline = Date.now() + 29_000;
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+const LAMBDA_TIMEOUT_MILLIS = 29_000;
+const ignore = () => undefined;
+
+/** The Lambda context of one local invocation. A class, so that no request allocates its functions. */
+class LocalLambdaContext implements Context {
+  callbackWaitsForEmptyEventLoop = true;
+  readonly functionVersion = '$LATEST';
+  readonly memoryLimitInMB = '512';
+  readonly logStreamName = 'local';
+  readonly invokedFunctionArn: string;
+  readonly logGroupName: string;
+  private readonly deadline = Date.now() + LAMBDA_TIMEOUT_MILLIS;
+
+  constructor(
+    readonly functionName: string,
+    readonly awsRequestId: string,
+  ) {
+    this.invokedFunctionArn = `arn:aws:lambda:local:000000000000:function:${functionName}`;
+    this.logGroupName = `/aws/lambda/${functionName}`;
+  }
+
+  getRemainingTimeInMillis(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+
+  done = ignore;
+  fail = ignore;
+  succeed = ignore;
 }
