@@ -40,10 +40,10 @@ export function decodePageToken(key: Buffer, scope: PageTokenScope, token: strin
 
 /** Each field length-prefixed, so that no two scopes serialise to the same bytes. */
 function lengthPrefixed(field: string): Buffer {
-  const bytes = Buffer.from(field, 'utf8');
-  const prefixed = Buffer.allocUnsafe(4 + bytes.length);
-  prefixed.writeUInt32BE(bytes.length);
-  bytes.copy(prefixed, 4);
+  const length = Buffer.byteLength(field, 'utf8');
+  const prefixed = Buffer.allocUnsafe(4 + length);
+  prefixed.writeUInt32BE(length);
+  prefixed.write(field, 4, 'utf8');
   return prefixed;
 }
 

@@ -241,6 +241,9 @@ class LocalLambdaContext implements Context {
   readonly invokedFunctionArn: string;
   readonly logGroupName: string;
   private readonly deadline = Date.now() + LAMBDA_TIMEOUT_MILLIS;
+  done = ignore;
+  fail = ignore;
+  succeed = ignore;
 
   constructor(
     readonly functionName: string,
@@ -253,8 +256,4 @@ class LocalLambdaContext implements Context {
   getRemainingTimeInMillis(): number {
     return Math.max(0, this.deadline - Date.now());
   }
-
-  done = ignore;
-  fail = ignore;
-  succeed = ignore;
 }
