@@ -85,7 +85,7 @@ export class WebhooksStack extends Stack {
         runtime: lambda.Runtime.NODEJS_22_X,
         architecture: lambda.Architecture.ARM_64,
         memorySize: stage.lambdaMemoryMb,
-        timeout: Duration.seconds(10),
+        timeout: Duration.seconds(stage.lambdaTimeoutSeconds),
         tracing: lambda.Tracing.ACTIVE,
         logGroup: new logs.LogGroup(this, `${name}Logs`, {
           logGroupName: `/aws/lambda/${resourceName(name)}`,

@@ -8,7 +8,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import type { UsagePlanSettings } from '../../lib/config/stages';
+import type { StageSettings, UsagePlanSettings } from '../../lib/config/stages';
 import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESSAGE, TooManyRequests, Unauthorized } from '../../lib/errors';
 import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
@@ -22,7 +22,8 @@ type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Cont
 
 export interface LocalGatewayOptions {
   routes: Route[];
-  stage: string;
+  /** Names the stage in events, and sizes each invocation's Lambda context as the stack deploys it. */
+  stage: StageSettings;
   throttle: Pick<UsagePlanSettings, 'rateLimit' | 'burstLimit'>;
   /** Like API Gateway's authorizer result cache: 0 asks the authorizer on every request. */
   authorizerCacheTtlSeconds: number;
@@ -67,7 +68,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     if (cached && cached.expiresAt > Date.now()) return cached.context;
     let result: APIGatewayAuthorizerResult;
     try {
-      result = await authorizer(event(), new LocalLambdaContext('authorizer', requestId));
+      result = await authorizer(event(), new LocalLambdaContext(options.stage, 'authorizer', requestId));
     } catch (error) {
       if (error instanceof Error && error.message === UNAUTHORIZED) throw new Unauthorized();
       throw error;
@@ -110,7 +111,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       () => ({
         ...requestFields,
         type: 'REQUEST',
-        methodArn: `arn:aws:execute-api:local:000000000000:local/${options.stage}/${method}${match.route.path}`,
+        methodArn: `arn:aws:execute-api:local:000000000000:local/${options.stage.name}/${method}${match.route.path}`,
         pathParameters: match.pathParameters,
         requestContext: requestContext(match.route, url, method, requestId, started, {}),
       }) as APIGatewayRequestAuthorizerEvent,
@@ -126,7 +127,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       body,
       isBase64Encoded: false,
     };
-    return match.route.handler(event, new LocalLambdaContext(match.route.operationId, requestId));
+    return match.route.handler(event, new LocalLambdaContext(options.stage, match.route.operationId, requestId));
   }
 
   function requestContext(
@@ -143,13 +144,13 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       authorizer,
       httpMethod: method,
       identity: {} as APIGatewayProxyEvent['requestContext']['identity'],
-      path: `/${options.stage}${url.pathname}`,
+      path: `/${options.stage.name}${url.pathname}`,
       protocol: 'HTTP/1.1',
       requestId,
       requestTimeEpoch: started,
       resourceId: route.operationId,
       resourcePath: route.path,
-      stage: options.stage,
+      stage: options.stage.name,
     };
   }
 
@@ -229,26 +230,28 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyResult, re
   response.end(body);
 }
 
-const LAMBDA_TIMEOUT_MILLIS = 29_000;
 const ignore = () => undefined;
 
 /** The Lambda context of one local invocation. A class, so that no request allocates its functions. */
 class LocalLambdaContext implements Context {
   callbackWaitsForEmptyEventLoop = true;
   readonly functionVersion = '$LATEST';
-  readonly memoryLimitInMB = '512';
   readonly logStreamName = 'local';
+  readonly memoryLimitInMB: string;
   readonly invokedFunctionArn: string;
   readonly logGroupName: string;
-  private readonly deadline = Date.now() + LAMBDA_TIMEOUT_MILLIS;
+  private readonly deadline: number;
   done = ignore;
   fail = ignore;
   succeed = ignore;
 
   constructor(
+    stage: StageSettings,
     readonly functionName: string,
     readonly awsRequestId: string,
   ) {
+    this.memoryLimitInMB = String(stage.lambdaMemoryMb);
+    this.deadline = Date.now() + stage.lambdaTimeoutSeconds * 1000;
     this.invokedFunctionArn = `arn:aws:lambda:local:000000000000:function:${functionName}`;
     this.logGroupName = `/aws/lambda/${functionName}`;
   }

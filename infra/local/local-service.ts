@@ -44,7 +44,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const tableCreated = (await ensureTable(config.tableName)) === 'created';
   const gateway = await createLocalGateway({
     routes: routeList,
-    stage: config.stage.name,
+    stage: config.stage,
     throttle: config.localThrottle,
     authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
   });

@@ -25,6 +25,8 @@ export interface StageSettings {
   authorizerCacheTtlSeconds: number;
   logRetentionDays: number;
   lambdaMemoryMb: number;
+  /** Every function's timeout, under API Gateway's 29 s integration limit. */
+  lambdaTimeoutSeconds: number;
 }
 
 const standardPlans: Record<UsagePlanName, UsagePlanSettings> = {
@@ -40,6 +42,7 @@ const development: Omit<StageSettings, 'name'> = {
   authorizerCacheTtlSeconds: 60,
   logRetentionDays: 7,
   lambdaMemoryMb: 512,
+  lambdaTimeoutSeconds: 10,
 };
 
 const production: Omit<StageSettings, 'name'> = {

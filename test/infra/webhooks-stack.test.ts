@@ -144,13 +144,14 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     expect(table.Properties.DeletionProtectionEnabled ?? false).toBe(stage.production);
   });
 
-  it('runs every Lambda on nodejs22.x, arm64, with the stage memory, tracing and log retention', () => {
+  it('runs every Lambda on nodejs22.x, arm64, with the stage memory and timeout, tracing and log retention', () => {
     const functions = ofType(resources, 'AWS::Lambda::Function').map(([, fn]) => fn.Properties);
     expect(functions.filter((fn) => fn.Runtime === 'nodejs22.x')).toHaveLength(routeList.length + 1);
     for (const fn of functions.filter((candidate) => candidate.Runtime === 'nodejs22.x')) {
       expect(fn).toMatchObject({
         Architectures: ['arm64'],
         MemorySize: stage.lambdaMemoryMb,
+        Timeout: stage.lambdaTimeoutSeconds,
         TracingConfig: { Mode: 'Active' },
         Environment: { Variables: expect.objectContaining({ STAGE: stageName, TABLE_NAME: expect.anything() }) },
       });
