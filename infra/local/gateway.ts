@@ -12,6 +12,7 @@ import type { StageSettings, UsagePlanSettings } from '../../lib/config/stages';
 import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESSAGE, TooManyRequests, Unauthorized } from '../../lib/errors';
 import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
+import { LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import { localLogger as logger } from './local-logger';
 import type { Route } from '../../lib/routes';
 import { routeTable } from './route-table';
@@ -34,13 +35,30 @@ const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const PROJECT_ROOT = path.resolve(__dirname, '../..');
 const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
 
-interface RouteWithHandler extends Route {
-  handler: ProxyHandler;
+/** A deployed Lambda function as the gateway calls it: its handler and what its context reports. */
+interface LocalFunction<H> {
+  handler: H;
+  name: string;
+  arn: string;
+  logGroupName: string;
+  memoryLimitInMB: string;
+  timeoutMs: number;
 }
 
-async function loadHandler<H>(entry: string): Promise<H> {
+interface RouteWithFunction extends Route {
+  function: LocalFunction<ProxyHandler>;
+}
+
+async function loadFunction<H>(entry: string, name: string, stage: StageSettings): Promise<LocalFunction<H>> {
   const module = (await import(path.join(PROJECT_ROOT, entry))) as { handler: H };
-  return module.handler;
+  return {
+    handler: module.handler,
+    name,
+    arn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    logGroupName: `/aws/lambda/${name}`,
+    memoryLimitInMB: String(stage.lambdaMemoryMb),
+    timeoutMs: stage.lambdaTimeoutSeconds * 1000,
+  };
 }
 
 interface CachedAuthorization {
@@ -54,21 +72,21 @@ interface CachedAuthorization {
  * result cache, usage-plan throttling per key, and gateway errors in the API's error shape.
  */
 export async function createLocalGateway(options: LocalGatewayOptions): Promise<Server> {
-  const routes: RouteWithHandler[] = await Promise.all(
-    options.routes.map(async (route) => ({ ...route, handler: await loadHandler<ProxyHandler>(route.entry) })),
+  const routes: RouteWithFunction[] = await Promise.all(
+    options.routes.map(async (route) => ({ ...route, function: await loadFunction<ProxyHandler>(route.entry, route.operationId, options.stage) })),
   );
   const matchRoute = routeTable(routes);
-  const authorizer = await loadHandler<AuthorizerHandler>(AUTHORIZER_ENTRY);
+  const authorizer = await loadFunction<AuthorizerHandler>(AUTHORIZER_ENTRY, 'authorizer', options.stage);
   const throttle = new TokenBucketThrottle(options.throttle);
   const authorizations = new Map<string, CachedAuthorization>();
 
-  /** The authorizer's context for the key; `event` is built only when the cache cannot answer. */
-  async function authorize(key: string, event: () => APIGatewayRequestAuthorizerEvent, requestId: string) {
+  /** The authorizer's context for the key; its event is built from the request's only when the cache cannot answer. */
+  async function authorize(key: string, request: APIGatewayProxyEvent) {
     const cached = authorizations.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.context;
     let result: APIGatewayAuthorizerResult;
     try {
-      result = await authorizer(event(), new LocalLambdaContext(options.stage, 'authorizer', requestId));
+      result = await authorizer.handler(authorizerEvent(request), new LocalLambdaContext(authorizer, request.requestContext.requestId));
     } catch (error) {
       if (error instanceof Error && error.message === UNAUTHORIZED) throw new Unauthorized();
       throw error;
@@ -84,6 +102,17 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     return context;
   }
 
+  function authorizerEvent(request: APIGatewayProxyEvent): APIGatewayRequestAuthorizerEvent {
+    const { body: _body, isBase64Encoded: _isBase64Encoded, requestContext, ...fields } = request;
+    return {
+      ...fields,
+      type: 'REQUEST',
+      methodArn: `arn:aws:execute-api:local:000000000000:local/${options.stage.name}/${request.httpMethod}${request.resource}`,
+      pathParameters: request.pathParameters ?? {},
+      requestContext: { ...requestContext, authorizer: undefined },
+    };
+  }
+
   async function serve(request: IncomingMessage, requestId: string, started: number): Promise<APIGatewayProxyResult> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const method = request.method ?? 'GET';
@@ -93,10 +122,10 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       throw new ApiError(405, methodNotAllowedMessage(match.allowed), { Allow: match.allowed.join(', ') });
     }
     const { headers, multiValueHeaders } = requestHeaders(request);
-    const query = queryParameters(url);
     const key = apiKeyFromHeaders(headers);
     if (key === undefined) throw new Unauthorized();
-    const requestFields = {
+    const query = queryParameters(url);
+    const event: APIGatewayProxyEvent = {
       resource: match.route.path,
       path: url.pathname,
       httpMethod: method,
@@ -104,71 +133,51 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       multiValueHeaders,
       queryStringParameters: query.single,
       multiValueQueryStringParameters: query.multi,
-      stageVariables: null,
-    };
-    const authorizerContext = await authorize(
-      key,
-      () => ({
-        ...requestFields,
-        type: 'REQUEST',
-        methodArn: `arn:aws:execute-api:local:000000000000:local/${options.stage.name}/${method}${match.route.path}`,
-        pathParameters: match.pathParameters,
-        requestContext: requestContext(match.route, url, method, requestId, started, {}),
-      }) as APIGatewayRequestAuthorizerEvent,
-      requestId,
-    );
-    const retryAfter = throttle.take(key);
-    if (retryAfter > 0) throw new TooManyRequests(retryAfter);
-    const body = await readBody(request);
-    const event: APIGatewayProxyEvent = {
-      ...requestFields,
       pathParameters: Object.keys(match.pathParameters).length ? match.pathParameters : null,
-      requestContext: requestContext(match.route, url, method, requestId, started, authorizerContext),
-      body,
+      stageVariables: null,
+      requestContext: {
+        accountId: '000000000000',
+        apiId: 'local',
+        authorizer: undefined,
+        httpMethod: method,
+        identity: {} as APIGatewayProxyEvent['requestContext']['identity'],
+        path: `/${options.stage.name}${url.pathname}`,
+        protocol: 'HTTP/1.1',
+        requestId,
+        requestTimeEpoch: started,
+        resourceId: match.route.operationId,
+        resourcePath: match.route.path,
+        stage: options.stage.name,
+      },
+      body: null,
       isBase64Encoded: false,
     };
-    return match.route.handler(event, new LocalLambdaContext(options.stage, match.route.operationId, requestId));
+    event.requestContext.authorizer = await authorize(key, event);
+    const retryAfter = throttle.take(key);
+    if (retryAfter > 0) throw new TooManyRequests(retryAfter);
+    event.body = await readBody(request);
+    return match.route.function.handler(event, new LocalLambdaContext(match.route.function, requestId));
   }
 
-  function requestContext(
-    route: Route,
-    url: URL,
-    method: string,
-    requestId: string,
-    started: number,
-    authorizer: Record<string, string>,
-  ): APIGatewayProxyEvent['requestContext'] {
-    return {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer,
-      httpMethod: method,
-      identity: {} as APIGatewayProxyEvent['requestContext']['identity'],
-      path: `/${options.stage.name}${url.pathname}`,
-      protocol: 'HTTP/1.1',
-      requestId,
-      requestTimeEpoch: started,
-      resourceId: route.operationId,
-      resourcePath: route.path,
-      stage: options.stage.name,
-    };
-  }
-
-  return createServer((request, response) => {
+  return createServer(async (request, response) => {
     const started = Date.now();
     const requestId = randomUUID();
-    serve(request, requestId, started)
-      .catch((error: unknown) => errorResponse(toApiError(error)))
-      .then((result) => {
-        writeResult(response, result, requestId);
-        logger.info('request', {
-          method: request.method,
-          path: request.url?.split('?', 1)[0],
-          status: result.statusCode,
-          latencyMs: Date.now() - started,
-          requestId,
-        });
+    let result: APIGatewayProxyResult;
+    try {
+      result = await serve(request, requestId, started);
+    } catch (error) {
+      result = errorResponse(toApiError(error));
+    }
+    writeResult(response, result, requestId);
+    if (logger.level <= LogLevelThreshold.INFO) {
+      logger.info('request', {
+        method: request.method,
+        path: request.url?.split('?', 1)[0],
+        status: result.statusCode,
+        latencyMs: Date.now() - started,
+        requestId,
       });
+    }
   });
 }
 
@@ -222,8 +231,8 @@ function readBody(request: IncomingMessage): Promise<string | null> {
 
 function writeResult(response: ServerResponse, result: APIGatewayProxyResult, requestId: string) {
   const headers: Record<string, string | string[]> = { 'x-request-id': requestId };
-  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
-  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+  for (const name in result.headers) headers[name] = String(result.headers[name]);
+  for (const name in result.multiValueHeaders) headers[name] = result.multiValueHeaders[name]!.map(String);
   const body = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
   headers['Content-Length'] = String(Buffer.byteLength(body));
   response.writeHead(result.statusCode, headers);
@@ -237,23 +246,24 @@ class LocalLambdaContext implements Context {
   callbackWaitsForEmptyEventLoop = true;
   readonly functionVersion = '$LATEST';
   readonly logStreamName = 'local';
-  readonly memoryLimitInMB: string;
+  readonly functionName: string;
   readonly invokedFunctionArn: string;
   readonly logGroupName: string;
+  readonly memoryLimitInMB: string;
   private readonly deadline: number;
   done = ignore;
   fail = ignore;
   succeed = ignore;
 
   constructor(
-    stage: StageSettings,
-    readonly functionName: string,
+    lambda: LocalFunction<unknown>,
     readonly awsRequestId: string,
   ) {
-    this.memoryLimitInMB = String(stage.lambdaMemoryMb);
-    this.deadline = Date.now() + stage.lambdaTimeoutSeconds * 1000;
-    this.invokedFunctionArn = `arn:aws:lambda:local:000000000000:function:${functionName}`;
-    this.logGroupName = `/aws/lambda/${functionName}`;
+    this.functionName = lambda.name;
+    this.invokedFunctionArn = lambda.arn;
+    this.logGroupName = lambda.logGroupName;
+    this.memoryLimitInMB = lambda.memoryLimitInMB;
+    this.deadline = Date.now() + lambda.timeoutMs;
   }
 
   getRemainingTimeInMillis(): number {

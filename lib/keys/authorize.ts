@@ -7,8 +7,9 @@ export const API_KEY_HEADER = 'x-service-api-key';
 export const UNAUTHORIZED = 'Unauthorized';
 
 export function apiKeyFromHeaders(headers: Record<string, string | undefined> | null | undefined): string | undefined {
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    if (name.toLowerCase() === API_KEY_HEADER && value) return value;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value && name.length === API_KEY_HEADER.length && name.toLowerCase() === API_KEY_HEADER) return value;
   }
   return undefined;
 }
