@@ -3,4 +3,4 @@ import middy from '@middy/core';
 import { authorizeRequest } from '../lib/keys/authorize';
 import { logger } from '../lib/logger';
 
-export const handler = middy(authorizeRequest).use(injectLambdaContext(logger, { resetKeys: true }));
+export const handler = middy(authorizeRequest).use(injectLambdaContext(logger));

@@ -22,34 +22,28 @@ type ApiEvent<R extends Route> = APIGatewayProxyEvent & { input: OperationInput<
 
 /**
  * Wraps an operation in the middleware every handler shares: request-scoped logging, error mapping,
- * the x-request-id header, input validation against the route's schemas, and a JSON response with
- * the route's success status.
+ * input validation against the route's schemas, and a JSON response with the route's success
+ * status. Every response, error or not, echoes API Gateway's request id as x-request-id, so that a
+ * caller can quote it and we can find the log line.
  */
 export function api<R extends Route>(route: R, operation: (input: OperationInput<R>) => Promise<z.output<R['response']>>) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(requestIdHeader())
+    .use(injectLambdaContext(logger))
     .use(errorResponses())
     .use(validatedInput(route))
-    .handler(async (event) => jsonResponse(route.successStatus, await operation((event as ApiEvent<R>).input)));
+    .handler(async (event) =>
+      jsonResponse(route.successStatus, await operation((event as ApiEvent<R>).input), requestIdHeader(event)),
+    );
 }
 
 type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
-/** Echoes API Gateway's request id so a caller can quote it and we can find the log line. */
-function requestIdHeader(): ApiMiddleware {
-  const addHeader: NonNullable<ApiMiddleware['after']> = (request) => {
-    if (request.response) {
-      request.response.headers = { ...request.response.headers, 'x-request-id': request.event.requestContext.requestId };
-    }
-  };
-  return { after: addHeader, onError: addHeader };
-}
+const requestIdHeader = (event: APIGatewayProxyEvent) => ({ 'x-request-id': event.requestContext.requestId });
 
 function errorResponses(): ApiMiddleware {
   return {
     onError: (request) => {
-      request.response = errorResponse(toApiError(request.error));
+      request.response = errorResponse(toApiError(request.error), requestIdHeader(request.event));
     },
   };
 }

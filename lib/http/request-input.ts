@@ -9,14 +9,18 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * one given twice is refused rather than guessing which value was meant.
  */
 export function queryParameters(event: APIGatewayProxyEvent): Record<string, string> {
-  const multi: Record<string, (string | undefined)[] | undefined> =
-    event.multiValueQueryStringParameters ??
-    Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).map(([name, value]) => [name, [value]]));
   const parameters: Record<string, string> = {};
-  for (const [name, values] of Object.entries(multi)) {
-    const given = (values ?? []).filter((value): value is string => value !== undefined && value !== '');
-    if (given.length > 1) throw new BadRequest(`Invalid query parameter ${name}: must be given at most once`);
-    if (given.length === 1) parameters[name] = given[0]!;
+  const multi = event.multiValueQueryStringParameters;
+  const single = event.queryStringParameters;
+  for (const name in multi ?? single) {
+    const values = multi ? (multi[name] ?? []) : [single![name]];
+    let given: string | undefined;
+    for (const value of values) {
+      if (value === undefined || value === '') continue;
+      if (given !== undefined) throw new BadRequest(`Invalid query parameter ${name}: must be given at most once`);
+      given = value;
+    }
+    if (given !== undefined) parameters[name] = given;
   }
   return parameters;
 }
@@ -24,13 +28,13 @@ export function queryParameters(event: APIGatewayProxyEvent): Record<string, str
 /** The body as a JSON object; no body at all reads as `{}`. */
 export function jsonBody(event: APIGatewayProxyEvent): Record<string, unknown> {
   if (event.body === null || event.body === undefined || event.body === '') return {};
-  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
-  if (raw.byteLength > MAX_BODY_BYTES) {
+  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
+  if ((typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength) > MAX_BODY_BYTES) {
     throw new PayloadTooLarge(`Request body is larger than the limit of ${MAX_BODY_BYTES} bytes`);
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(raw.toString('utf8'));
+    parsed = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
   } catch {
     throw new BadRequest('Request body is not valid JSON');
   }

@@ -2,18 +2,18 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError, errorBody, INTERNAL_ERROR_MESSAGE, ServiceUnavailable } from '../errors';
 import { logger } from '../logger';
 
-const JSON_HEADERS = {
-  'Content-Type': 'application/json',
-  // Responses carry account data and secrets: never let a proxy or browser keep them.
-  'Cache-Control': 'no-store',
-};
-
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
-  return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+  return {
+    statusCode,
+    // Responses carry account data and secrets: never let a proxy or browser keep them. (Written out:
+    // spreading a constant before `headers` would put the second spread on V8's slow path.)
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers },
+    body: JSON.stringify(body),
+  };
 }
 
-export function errorResponse(error: ApiError): APIGatewayProxyResult {
-  return jsonResponse(error.statusCode, errorBody(error.statusCode, error.message), error.headers);
+export function errorResponse(error: ApiError, headers: Record<string, string> = {}): APIGatewayProxyResult {
+  return jsonResponse(error.statusCode, errorBody(error.statusCode, error.message), { ...error.headers, ...headers });
 }
 
 /** Error names of the AWS SDK that mean "DynamoDB cannot take this now", not "the request was wrong". */
