@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
+import { LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -12,7 +13,6 @@ import type { StageSettings, UsagePlanSettings } from '../../lib/config/stages';
 import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESSAGE, TooManyRequests, Unauthorized } from '../../lib/errors';
 import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
-import { LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import { localLogger as logger } from './local-logger';
 import type { Route } from '../../lib/routes';
 import { routeTable } from './route-table';

@@ -5,8 +5,8 @@ import { logger } from '../logger';
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
   return {
     statusCode,
-    // Responses carry account data and secrets: never let a proxy or browser keep them. (Written out:
-    // spreading a constant before `headers` would put the second spread on V8's slow path.)
+    // Responses carry account data and secrets: never let a proxy or browser keep them. Written out,
+    // not spread from a constant: a second spread in one literal is V8's slow path.
     headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers },
     body: JSON.stringify(body),
   };

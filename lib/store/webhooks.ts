@@ -128,9 +128,10 @@ export interface WebhookPageResult {
  * the items it returns; it loops only when DynamoDB stops at its 1 MB page before `limit` items.
  */
 export async function queryWebhooks({ account, status, limit, afterId }: WebhookPageQuery): Promise<WebhookPageResult> {
-  // One status: gsi1, which holds only eventually consistent reads. All: the table, read consistently.
-  const [partitionKey, sortKey] = status ? [GSI1.partitionKey, GSI1.sortKey] : [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey];
-  const partition = status ? webhookStatusIndexKey(account, status, '').gsi1pk : webhookKey(account, '').pk;
+  // One status: gsi1, which serves only eventually consistent reads. All: the table, read consistently.
+  const source = status
+    ? { keys: GSI1, indexName: GSI1.indexName, consistentRead: undefined, partition: webhookStatusIndexKey(account, status, '').gsi1pk }
+    : { keys: TABLE_KEYS, indexName: undefined, consistentRead: true, partition: webhookKey(account, '').pk };
   let startKey: Record<string, unknown> | undefined = afterId === undefined ? undefined : pageStartKey(account, afterId, status);
   const webhooks: Webhook[] = [];
   let itemsRead = 0;
@@ -139,10 +140,10 @@ export async function queryWebhooks({ account, status, limit, afterId }: Webhook
     const page = await dynamoDb().send(
       new QueryCommand({
         TableName: tableName(),
-        IndexName: status ? GSI1.indexName : undefined,
-        ConsistentRead: status ? undefined : true,
-        KeyConditionExpression: `${partitionKey} = :pk AND begins_with(${sortKey}, :prefix)`,
-        ExpressionAttributeValues: { ':pk': partition, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
+        IndexName: source.indexName,
+        ConsistentRead: source.consistentRead,
+        KeyConditionExpression: `${source.keys.partitionKey} = :pk AND begins_with(${source.keys.sortKey}, :prefix)`,
+        ExpressionAttributeValues: { ':pk': source.partition, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
         ScanIndexForward: false,
         Limit: limit - webhooks.length,
         ExclusiveStartKey: startKey,
