@@ -28,15 +28,20 @@ function toWebhook(item: Record<string, unknown>): Webhook {
 
 const existsCondition = 'attribute_exists(pk)';
 
+/** Every key of a webhook's item: in the table, and in gsi1 under its status. */
+function webhookItemKeys(account: string, id: string, status: WebhookStatus) {
+  const { pk, sk } = webhookKey(account, id);
+  const { gsi1pk, gsi1sk } = webhookStatusIndexKey(account, status, id);
+  return { pk, sk, gsi1pk, gsi1sk };
+}
+
 /**
- * The table item of an account's webhook: its keys in the table and in gsi1, and its fields. The
- * keys are written out and the fields spread once: on Node 20 every spread after the first in an
- * object literal takes V8's slow path, and three made this 50 times slower (8 µs against 0.2).
+ * The table item of an account's webhook: its keys and its fields. Assigned onto the keys, not
+ * spread: on Node 20 every spread after the first in an object literal takes V8's slow path, and
+ * `{ ...key, ...indexKey, ...webhook }` made this 50 times slower (8 µs against 0.2).
  */
 export function webhookItem(account: string, webhook: Webhook): WebhookItem {
-  const { pk, sk } = webhookKey(account, webhook.id);
-  const { gsi1pk, gsi1sk } = webhookStatusIndexKey(account, webhook.status, webhook.id);
-  return { pk, sk, gsi1pk, gsi1sk, ...webhook };
+  return Object.assign(webhookItemKeys(account, webhook.id, webhook.status), webhook);
 }
 
 /**
@@ -132,7 +137,9 @@ export async function queryWebhooks({ account, status, limit, afterId }: Webhook
   const source = status
     ? { keys: GSI1, indexName: GSI1.indexName, consistentRead: undefined, partition: webhookStatusIndexKey(account, status, '').gsi1pk }
     : { keys: TABLE_KEYS, indexName: undefined, consistentRead: true, partition: webhookKey(account, '').pk };
-  let startKey: Record<string, unknown> | undefined = afterId === undefined ? undefined : pageStartKey(account, afterId, status);
+  // A page starts after its last webhook's key in the table or in the index the page reads.
+  let startKey: Record<string, any> | undefined;
+  if (afterId !== undefined) startKey = status ? webhookItemKeys(account, afterId, status) : webhookKey(account, afterId);
   const webhooks: Webhook[] = [];
   let itemsRead = 0;
   let requests = 0;
@@ -155,12 +162,4 @@ export async function queryWebhooks({ account, status, limit, afterId }: Webhook
     startKey = page.LastEvaluatedKey;
   } while (startKey && webhooks.length < limit);
   return { webhooks, itemsRead, requests };
-}
-
-/** The key of the webhook a page starts after, in the table or index the page is read from. */
-function pageStartKey(account: string, afterId: string, status?: WebhookStatus): Record<string, string> {
-  const { pk, sk } = webhookKey(account, afterId);
-  if (!status) return { pk, sk };
-  const { gsi1pk, gsi1sk } = webhookStatusIndexKey(account, status, afterId);
-  return { pk, sk, gsi1pk, gsi1sk };
 }
