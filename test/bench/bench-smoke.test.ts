@@ -1,9 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { useTempDir } from '../support/temp-dir';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-
-const ROOT = path.resolve(__dirname, '../..');
+import { runScript } from '../support/processes';
+import { useTempDir } from '../support/temp-dir';
 
 /** Only that the runner starts, measures and reports: no figure is judged here (that is `npm run bench`). */
 describe('npm run bench', () => {
@@ -11,12 +9,7 @@ describe('npm run bench', () => {
 
   it('runs --quick on a small section, prints its table and writes the figures as JSON', async () => {
     const out = path.join(dirPath(), 'results.json');
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/run.ts', '--quick', '--only=list', `--out=${out}`], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code, stdout, stderr } = await runScript('bench/run.ts', ['--quick', '--only=list', `--out=${out}`], {}, ['--expose-gc']);
     expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
     expect(stderr).toMatch(/\[\s*\d+s\] list cost: seeding/);
     expect(stdout).toMatch(/^\| section +\| figure +\| value +\| target/m);

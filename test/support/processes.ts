@@ -83,8 +83,8 @@ export async function startServerProcess(env: Record<string, string>, nodeArgs: 
   return { ...server, url: server.match[1]!, dynamoDbPort: Number(server.match[2]) };
 }
 
-export async function runScript(entry: string, args: string[], env: Record<string, string>) {
-  const child = spawnScript(entry, args, env);
+export async function runScript(entry: string, args: string[], env: Record<string, string>, nodeArgs: string[] = []) {
+  const child = spawnScript(entry, args, env, nodeArgs);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
