@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
-import { dynamoDb, tableName } from '../../lib/store/client';
+import { tableName } from '../../lib/store/client';
+import { getItem, putItem, queryItems } from '../../lib/store/items';
 import { sharedSecretKey, webhookKey, WEBHOOK_SORT_KEY_PREFIX } from '../../lib/store/table';
 import { webhookItem } from '../../lib/store/webhooks';
 
@@ -9,27 +9,24 @@ import { webhookItem } from '../../lib/store/webhooks';
  * The floor for the latency figures: a bare node:http server doing the least work an operation
  * needs on the same store (one GetItem, one Query with the same Limit, one PutItem), with no
  * authentication, validation, middleware or logging. It sends them with the service's own DynamoDB
- * client, so that what the SDK costs (and what the service saves on it) counts on both sides alike.
+ * client and item conversion (lib/store/items), so that what the SDK costs (and what the service
+ * saves on it) counts on both sides alike.
  */
-const client = dynamoDb();
 const account = process.env.BENCH_ACCOUNT!;
 
 const operations: Record<string, (body: string) => Promise<unknown>> = {
-  'GET /secret': async () =>
-    (await client.send(new GetCommand({ TableName: tableName(), Key: sharedSecretKey(account), ConsistentRead: true }))).Item,
+  'GET /secret': () => getItem({ TableName: tableName(), Key: sharedSecretKey(account), ConsistentRead: true }),
   'GET /list': async () =>
     (
-      await client.send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': webhookKey(account, '').pk, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
-          ScanIndexForward: false,
-          ConsistentRead: true,
-          Limit: 11,
-        }),
-      )
-    ).Items,
+      await queryItems({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': webhookKey(account, '').pk, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: 11,
+      })
+    ).items,
   // The same item the service stores: the fields the API defaults are data every webhook holds,
   // and the status index keys are the table's work for any webhook written, not the service's.
   'POST /create': async (body) => {
@@ -47,7 +44,7 @@ const operations: Record<string, (body: string) => Promise<unknown>> = {
       includeInternalTxs: false,
       includeLogs: false,
     };
-    await client.send(new PutCommand({ TableName: tableName(), Item: webhookItem(account, webhook) }));
+    await putItem({ TableName: tableName(), Item: webhookItem(account, webhook) });
     return webhook;
   },
 };

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
 import { ensureTable } from '../../infra/local/embedded-dynamodb';
 import type { WebhookStatus } from '../../lib/schemas/fields';
@@ -47,15 +48,15 @@ export function benchWebhook(status: WebhookStatus): Webhook {
 
 /** Writes `count` webhooks for the account with BatchWriteItem (25 a call, 8 calls in flight). */
 export async function seedWebhooks(account: string, count: number, statusOf: (index: number) => WebhookStatus): Promise<void> {
-  const items = Array.from({ length: count }, (_, index) => webhookItem(account, benchWebhook(statusOf(index))));
+  const items = Array.from({ length: count }, (_, index) => marshall(webhookItem(account, benchWebhook(statusOf(index)))));
   let next = 0;
   const writer = async () => {
     while (next < items.length) {
       const batch = items.slice(next, next + 25);
       next += 25;
-      let unprocessed: Record<string, any>[] = batch.map((Item) => ({ PutRequest: { Item } }));
+      let unprocessed: WriteRequest[] = batch.map((Item) => ({ PutRequest: { Item } }));
       while (unprocessed.length > 0) {
-        const { UnprocessedItems } = await dynamoDb().send(new BatchWriteCommand({ RequestItems: { [tableName()]: unprocessed } }));
+        const { UnprocessedItems } = await dynamoDb().send(new BatchWriteItemCommand({ RequestItems: { [tableName()]: unprocessed } }));
         unprocessed = UnprocessedItems?.[tableName()] ?? [];
       }
     }
@@ -63,7 +64,11 @@ export async function seedWebhooks(account: string, count: number, statusOf: (in
   await Promise.all(Array.from({ length: 8 }, writer));
 }
 
-/** Counts the DynamoDB requests this process sends, and the items each Query reads (ScannedCount). */
+/**
+ * Counts the DynamoDB requests this process sends, and the items each Query reads (ScannedCount).
+ * Installed before the process's first call: the client resolves its middleware stack once per
+ * command class, so a command already called would not pass through the counter.
+ */
 export function instrumentDynamoDb() {
   const calls: { command: string; scannedCount?: number }[] = [];
   dynamoDb().middlewareStack.add(

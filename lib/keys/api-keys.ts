@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoDb, tableName } from '../store/client';
+import { tableName } from '../store/client';
 import { unlessConditionFails } from '../store/conditional-write';
+import { getItem, putItem, queryItems, updateItem, type Item } from '../store/items';
 import { accountKey, apiKeyAccountIndexKey, apiKeyKey, GSI1 } from '../store/table';
 
 /**
@@ -40,13 +40,11 @@ export const apiKeyId = (key: string) => keyIdOf(hashApiKey(key));
 
 async function createAccountIfMissing(account: string, now: string): Promise<void> {
   await unlessConditionFails(
-    dynamoDb().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...accountKey(account), account, createdAt: now },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    ),
+    putItem({
+      TableName: tableName(),
+      Item: { ...accountKey(account), account, createdAt: now },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
   );
 }
 
@@ -74,66 +72,55 @@ export async function createApiKey(
   const key = options.key ?? generateApiKey();
   const keyHash = hashApiKey(key);
   const record: ApiKeyRecord = { keyId: keyIdOf(keyHash), account, createdAt, ...options.gateway };
-  await dynamoDb().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...apiKeyKey(keyHash), ...apiKeyAccountIndexKey(account, createdAt), ...record },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putItem({
+    TableName: tableName(),
+    Item: { ...apiKeyKey(keyHash), ...apiKeyAccountIndexKey(account, createdAt), ...record },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  });
   return { key, record };
 }
 
 /** The account a key belongs to, or undefined for a key that is unknown or revoked. */
 export async function resolveApiKey(key: string): Promise<ResolvedApiKey | undefined> {
-  const { Item } = await dynamoDb().send(
-    new GetCommand({
-      TableName: tableName(),
-      Key: apiKeyKey(hashApiKey(key)),
-    }),
-  );
-  if (!Item || Item.revokedAt) return undefined;
-  return { account: Item.account as string, keyId: Item.keyId as string };
+  const item = await getItem({ TableName: tableName(), Key: apiKeyKey(hashApiKey(key)) });
+  if (!item || item.revokedAt) return undefined;
+  return { account: item.account as string, keyId: item.keyId as string };
 }
 
 /** Marks the key revoked (kept for the audit trail). Returns the record, or undefined for an unknown key. */
 export async function revokeApiKey(key: string): Promise<ApiKeyRecord | undefined> {
   const revoked = await unlessConditionFails(
-    dynamoDb().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: apiKeyKey(hashApiKey(key)),
-        UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':now': new Date().toISOString() },
-        ReturnValues: 'ALL_NEW',
-      }),
-    ),
+    updateItem({
+      TableName: tableName(),
+      Key: apiKeyKey(hashApiKey(key)),
+      UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':now': new Date().toISOString() },
+      ReturnValues: 'ALL_NEW',
+    }),
   );
-  return revoked?.Attributes && toRecord(revoked.Attributes);
+  return revoked && toRecord(revoked);
 }
 
 export async function listApiKeys(account: string): Promise<ApiKeyRecord[]> {
   const records: ApiKeyRecord[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  let startKey: Item | undefined;
   do {
-    const page = await dynamoDb().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: GSI1.indexName,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
-        ExpressionAttributeValues: { ':pk': apiKeyAccountIndexKey(account, '').gsi1pk },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    records.push(...(page.Items ?? []).map(toRecord));
-    startKey = page.LastEvaluatedKey;
+    const page = await queryItems({
+      TableName: tableName(),
+      IndexName: GSI1.indexName,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
+      ExpressionAttributeValues: { ':pk': apiKeyAccountIndexKey(account, '').gsi1pk },
+      ExclusiveStartKey: startKey,
+    });
+    records.push(...page.items.map(toRecord));
+    startKey = page.lastEvaluatedKey;
   } while (startKey);
   return records;
 }
 
-function toRecord(item: Record<string, unknown>): ApiKeyRecord {
+function toRecord(item: Item): ApiKeyRecord {
   const { keyId, account, createdAt, revokedAt, apiGatewayKeyId, usagePlan } = item as unknown as ApiKeyRecord;
   return { keyId, account, createdAt, revokedAt, apiGatewayKeyId, usagePlan };
 }

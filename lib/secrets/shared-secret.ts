@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { NotFound } from '../errors';
 import type { SharedSecret } from '../schemas/shared-secret';
-import { dynamoDb, tableName } from '../store/client';
+import { tableName } from '../store/client';
+import { getItem, updateItem } from '../store/items';
 import { sharedSecretKey } from '../store/table';
 
 const SECRET_BYTES = 32;
@@ -15,28 +15,20 @@ const SECRET_BYTES = 32;
  */
 export async function generateOrRotateSharedSecret(account: string): Promise<SharedSecret> {
   const secret = randomBytes(SECRET_BYTES).toString('hex');
-  await dynamoDb().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: sharedSecretKey(account),
-      UpdateExpression:
-        'SET previousSecret = if_not_exists(currentSecret, :none), previousReplacedAt = :now, currentSecret = :secret, currentCreatedAt = :now',
-      ExpressionAttributeValues: { ':none': null, ':secret': secret, ':now': Math.floor(Date.now() / 1000) },
-    }),
-  );
+  await updateItem({
+    TableName: tableName(),
+    Key: sharedSecretKey(account),
+    UpdateExpression:
+      'SET previousSecret = if_not_exists(currentSecret, :none), previousReplacedAt = :now, currentSecret = :secret, currentCreatedAt = :now',
+    ExpressionAttributeValues: { ':none': null, ':secret': secret, ':now': Math.floor(Date.now() / 1000) },
+  });
   return { secret };
 }
 
 export async function getSharedSecret(account: string): Promise<SharedSecret> {
-  const { Item } = await dynamoDb().send(
-    new GetCommand({
-      TableName: tableName(),
-      Key: sharedSecretKey(account),
-      ConsistentRead: true,
-    }),
-  );
-  if (typeof Item?.currentSecret !== 'string') {
+  const item = await getItem({ TableName: tableName(), Key: sharedSecretKey(account), ConsistentRead: true });
+  if (typeof item?.currentSecret !== 'string') {
     throw new NotFound('No shared secret has been generated yet: call POST /v1/webhooks:generateOrRotateSharedSecret');
   }
-  return { secret: Item.currentSecret };
+  return { secret: item.currentSecret };
 }

@@ -1,21 +1,22 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { runtimeConfig } from '../config/runtime';
 
-let documentClient: DynamoDBDocumentClient | undefined;
+let client: DynamoDBClient | undefined;
 
 /** One client per process, reused across invocations so connections stay open (keep-alive). */
-export function dynamoDb(): DynamoDBDocumentClient {
-  documentClient ??= DynamoDBDocumentClient.from(createDynamoDbClient(), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
-  return documentClient;
+export function dynamoDb(): DynamoDBClient {
+  client ??= createDynamoDbClient();
+  return client;
 }
 
 export function tableName(): string {
   return runtimeConfig().tableName;
 }
 
+/**
+ * The client resolves its middleware stack once per command class (`cacheMiddleware`), not on
+ * every call: a middleware added after a command's first call does not apply to that command.
+ */
 export function createDynamoDbClient(): DynamoDBClient {
   const { dynamoDbEndpoint, region } = runtimeConfig();
   const local = dynamoDbEndpoint !== undefined && /^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(dynamoDbEndpoint);
@@ -23,6 +24,7 @@ export function createDynamoDbClient(): DynamoDBClient {
     region,
     endpoint: dynamoDbEndpoint,
     maxAttempts: Number(process.env.DYNAMODB_MAX_ATTEMPTS) || 3,
+    cacheMiddleware: true,
     // The embedded server accepts any credentials; a machine without an AWS profile has none to give.
     ...(local && !process.env.AWS_ACCESS_KEY_ID ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
   });

@@ -1,14 +1,14 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { WebhookStatus } from '../schemas/fields';
 import type { Webhook } from '../schemas/webhook';
-import { dynamoDb, tableName } from './client';
+import { tableName } from './client';
 import { unlessConditionFails } from './conditional-write';
+import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
 import { GSI1, TABLE_KEYS, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusIndexKey } from './table';
 
 type WebhookItem = Webhook & ReturnType<typeof webhookKey> & ReturnType<typeof webhookStatusIndexKey>;
 
 /** The webhook as the API shows it: exactly the spec's fields, in the spec's order (no keys). */
-function toWebhook(item: Record<string, unknown>): Webhook {
+function toWebhook(item: Item): Webhook {
   const { id, url, chainId, status, createdAt, name, description, eventType, metadata, includeInternalTxs, includeLogs } =
     item as unknown as Webhook;
   return {
@@ -50,14 +50,12 @@ export function webhookItem(account: string, webhook: Webhook): WebhookItem {
  * would make the embedded store read before every write.
  */
 export async function putNewWebhook(account: string, webhook: Webhook): Promise<void> {
-  await dynamoDb().send(new PutCommand({ TableName: tableName(), Item: webhookItem(account, webhook) }));
+  await putItem({ TableName: tableName(), Item: webhookItem(account, webhook) });
 }
 
 export async function getWebhookItem(account: string, id: string): Promise<Webhook | undefined> {
-  const { Item } = await dynamoDb().send(
-    new GetCommand({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true }),
-  );
-  return Item ? toWebhook(Item) : undefined;
+  const item = await getItem({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true });
+  return item && toWebhook(item);
 }
 
 /** Field values to set; `metadata.addresses` style keys set one metadata field. Returns undefined when absent. */
@@ -83,34 +81,25 @@ export async function updateWebhookItem(
   const status = changes.status as WebhookStatus | undefined;
   if (status) set(GSI1.partitionKey, webhookStatusIndexKey(account, status, id).gsi1pk);
   const updated = await unlessConditionFails(
-    dynamoDb().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: webhookKey(account, id),
-        UpdateExpression: `SET ${assignments.join(', ')}`,
-        ConditionExpression: existsCondition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    ),
+    updateItem({
+      TableName: tableName(),
+      Key: webhookKey(account, id),
+      UpdateExpression: `SET ${assignments.join(', ')}`,
+      ConditionExpression: existsCondition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }),
   );
-  return updated?.Attributes && toWebhook(updated.Attributes);
+  return updated && toWebhook(updated);
 }
 
 /** Deletes and returns the webhook as it was; undefined when there was none. */
 export async function deleteWebhookItem(account: string, id: string): Promise<Webhook | undefined> {
   const deleted = await unlessConditionFails(
-    dynamoDb().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: webhookKey(account, id),
-        ConditionExpression: existsCondition,
-        ReturnValues: 'ALL_OLD',
-      }),
-    ),
+    deleteItem({ TableName: tableName(), Key: webhookKey(account, id), ConditionExpression: existsCondition, ReturnValues: 'ALL_OLD' }),
   );
-  return deleted?.Attributes && toWebhook(deleted.Attributes);
+  return deleted && toWebhook(deleted);
 }
 
 export interface WebhookPageQuery {
@@ -138,28 +127,26 @@ export async function queryWebhooks({ account, status, limit, afterId }: Webhook
     ? { keys: GSI1, indexName: GSI1.indexName, consistentRead: undefined, partition: webhookStatusIndexKey(account, status, '').gsi1pk }
     : { keys: TABLE_KEYS, indexName: undefined, consistentRead: true, partition: webhookKey(account, '').pk };
   // A page starts after its last webhook's key in the table or in the index the page reads.
-  let startKey: Record<string, any> | undefined;
+  let startKey: Item | undefined;
   if (afterId !== undefined) startKey = status ? webhookItemKeys(account, afterId, status) : webhookKey(account, afterId);
   const webhooks: Webhook[] = [];
   let itemsRead = 0;
   let requests = 0;
   do {
-    const page = await dynamoDb().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: source.indexName,
-        ConsistentRead: source.consistentRead,
-        KeyConditionExpression: `${source.keys.partitionKey} = :pk AND begins_with(${source.keys.sortKey}, :prefix)`,
-        ExpressionAttributeValues: { ':pk': source.partition, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
-        ScanIndexForward: false,
-        Limit: limit - webhooks.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const page = await queryItems({
+      TableName: tableName(),
+      IndexName: source.indexName,
+      ConsistentRead: source.consistentRead,
+      KeyConditionExpression: `${source.keys.partitionKey} = :pk AND begins_with(${source.keys.sortKey}, :prefix)`,
+      ExpressionAttributeValues: { ':pk': source.partition, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
+      ScanIndexForward: false,
+      Limit: limit - webhooks.length,
+      ExclusiveStartKey: startKey,
+    });
     requests += 1;
-    itemsRead += page.ScannedCount ?? 0;
-    for (const item of page.Items ?? []) webhooks.push(toWebhook(item));
-    startKey = page.LastEvaluatedKey;
+    itemsRead += page.scannedCount;
+    for (const item of page.items) webhooks.push(toWebhook(item));
+    startKey = page.lastEvaluatedKey;
   } while (startKey && webhooks.length < limit);
   return { webhooks, itemsRead, requests };
 }

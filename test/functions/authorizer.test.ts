@@ -1,4 +1,4 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import { handler } from '../../functions/authorizer';
 import { createApiKey, hashApiKey, listApiKeys, revokeApiKey } from '../../lib/keys/api-keys';
@@ -112,8 +112,8 @@ describe('authorizer handler', () => {
 describe('API keys', () => {
   it('stores a key only as its SHA-256: the raw key appears in no item of the table', async () => {
     const { key } = await newKey();
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
+    const items: Record<string, AttributeValue>[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
     do {
       const page = await dynamoDb().send(new ScanCommand({ TableName: tableName(), ExclusiveStartKey: startKey }));
       items.push(...(page.Items ?? []));
@@ -163,7 +163,7 @@ describe('API keys', () => {
       new ScanCommand({
         TableName: tableName(),
         FilterExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': `APIKEY#${hashApiKey(unknown)}` },
+        ExpressionAttributeValues: { ':pk': { S: `APIKEY#${hashApiKey(unknown)}` } },
       }),
     );
     expect(Items).toEqual([]);

@@ -1,7 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { handler as generateOrRotate } from '../../functions/generate-or-rotate-shared-secret';
 import { handler as getSharedSecret } from '../../functions/get-shared-secret';
-import { dynamoDb, tableName } from '../../lib/store/client';
+import { tableName } from '../../lib/store/client';
+import { getItem } from '../../lib/store/items';
 import { sharedSecretKey } from '../../lib/store/table';
 import { useEmbeddedStore } from '../support/embedded-store';
 import { apiEvent, randomAccount } from '../support/factories';
@@ -37,9 +37,9 @@ describe('shared secret handlers', () => {
     const first = JSON.parse((await rotate(account, {})).body).secret;
     const second = JSON.parse((await rotate(account, { ignored: true })).body).secret;
     expect(second).not.toBe(first);
-    const { Item } = await dynamoDb().send(new GetCommand({ TableName: tableName(), Key: sharedSecretKey(account) }));
-    expect(Item).toMatchObject({ currentSecret: second, previousSecret: first });
-    expect(typeof Item?.previousReplacedAt).toBe('number');
+    const item = await getItem({ TableName: tableName(), Key: sharedSecretKey(account) });
+    expect(item).toMatchObject({ currentSecret: second, previousSecret: first });
+    expect(typeof item?.previousReplacedAt).toBe('number');
   });
 
   it('serialises concurrent rotations: each succeeds, and current and previous are two of the returned secrets', async () => {
@@ -48,12 +48,12 @@ describe('shared secret handlers', () => {
     expect(responses.map((response) => response.statusCode)).toEqual(Array(20).fill(201));
     const returned = responses.map((response) => JSON.parse(response.body).secret as string);
     expect(new Set(returned).size).toBe(20);
-    const { Item } = await dynamoDb().send(new GetCommand({ TableName: tableName(), Key: sharedSecretKey(account), ConsistentRead: true }));
-    expect(returned).toContain(Item?.currentSecret);
-    expect(returned).toContain(Item?.previousSecret);
-    expect(Item?.previousSecret).not.toBe(Item?.currentSecret);
+    const item = await getItem({ TableName: tableName(), Key: sharedSecretKey(account), ConsistentRead: true });
+    expect(returned).toContain(item?.currentSecret);
+    expect(returned).toContain(item?.previousSecret);
+    expect(item?.previousSecret).not.toBe(item?.currentSecret);
     const fetched = JSON.parse((await getSharedSecret(apiEvent({ account }), context)).body).secret;
-    expect(fetched).toBe(Item?.currentSecret);
+    expect(fetched).toBe(item?.currentSecret);
   });
 
   it('keeps accounts apart', async () => {

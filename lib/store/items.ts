@@ -1,0 +1,79 @@
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DeleteItemCommandInput,
+  type GetItemCommandInput,
+  type PutItemCommandInput,
+  type QueryCommandInput,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall, type NativeAttributeValue } from '@aws-sdk/util-dynamodb';
+import { dynamoDb } from './client';
+
+/**
+ * The store's calls with items, keys and expression values as plain JavaScript values, what
+ * lib-dynamodb's DocumentClient offers. Not that client, because it cannot cache the SDK's
+ * middleware stack (it refuses `cacheMiddleware`): it resolves the stack and builds a second
+ * command on every call, which measured 20 % of the CPU of a GetItem and 4.5 times the objects
+ * kept past a young-generation collection. The conversion is util-dynamodb's, which it also uses.
+ */
+export type Item = Record<string, NativeAttributeValue>;
+
+type WithValues<Input> = Omit<Input, 'ExpressionAttributeValues'> & { ExpressionAttributeValues?: Item };
+
+const toAttributes = (values: Item) => marshall(values, { removeUndefinedValues: true });
+const fromAttributes = (attributes: Record<string, AttributeValue> | undefined) => attributes && unmarshall(attributes);
+const valuesOf = (input: { ExpressionAttributeValues?: Item }) =>
+  input.ExpressionAttributeValues && toAttributes(input.ExpressionAttributeValues);
+
+export async function getItem(input: Omit<GetItemCommandInput, 'Key'> & { Key: Item }): Promise<Item | undefined> {
+  const { Item } = await dynamoDb().send(new GetItemCommand({ ...input, Key: toAttributes(input.Key) }));
+  return fromAttributes(Item);
+}
+
+export async function putItem(input: WithValues<Omit<PutItemCommandInput, 'Item'>> & { Item: Item }): Promise<void> {
+  await dynamoDb().send(new PutItemCommand({ ...input, Item: toAttributes(input.Item), ExpressionAttributeValues: valuesOf(input) }));
+}
+
+/** The item's attributes as `ReturnValues` asks for them. */
+export async function updateItem(input: WithValues<Omit<UpdateItemCommandInput, 'Key'>> & { Key: Item }): Promise<Item | undefined> {
+  const { Attributes } = await dynamoDb().send(
+    new UpdateItemCommand({ ...input, Key: toAttributes(input.Key), ExpressionAttributeValues: valuesOf(input) }),
+  );
+  return fromAttributes(Attributes);
+}
+
+/** The item's attributes as `ReturnValues` asks for them. */
+export async function deleteItem(input: WithValues<Omit<DeleteItemCommandInput, 'Key'>> & { Key: Item }): Promise<Item | undefined> {
+  const { Attributes } = await dynamoDb().send(
+    new DeleteItemCommand({ ...input, Key: toAttributes(input.Key), ExpressionAttributeValues: valuesOf(input) }),
+  );
+  return fromAttributes(Attributes);
+}
+
+export interface QueryPage {
+  items: Item[];
+  /** Where the next page starts; undefined when the query has no more items. */
+  lastEvaluatedKey?: Item;
+  /** Items DynamoDB read to answer. */
+  scannedCount: number;
+}
+
+export async function queryItems(input: WithValues<Omit<QueryCommandInput, 'ExclusiveStartKey'>> & { ExclusiveStartKey?: Item }): Promise<QueryPage> {
+  const page = await dynamoDb().send(
+    new QueryCommand({
+      ...input,
+      ExpressionAttributeValues: valuesOf(input),
+      ExclusiveStartKey: input.ExclusiveStartKey && toAttributes(input.ExclusiveStartKey),
+    }),
+  );
+  return {
+    items: (page.Items ?? []).map((item) => unmarshall(item)),
+    lastEvaluatedKey: fromAttributes(page.LastEvaluatedKey),
+    scannedCount: page.ScannedCount ?? 0,
+  };
+}
