@@ -80,10 +80,14 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   const throttle = new TokenBucketThrottle(options.throttle);
   const authorizations = new Map<string, CachedAuthorization>();
 
-  /** The authorizer's context for the key; its event is built from the request's only when the cache cannot answer. */
-  async function authorize(key: string, request: APIGatewayProxyEvent) {
+  /** The authorizer's context cached for the key, unless it has expired. */
+  function cachedAuthorization(key: string) {
     const cached = authorizations.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.context;
+    return cached && cached.expiresAt > Date.now() ? cached.context : undefined;
+  }
+
+  /** Asks the authorizer, with an event built from the request's, and caches its answer. */
+  async function authorize(key: string, request: APIGatewayProxyEvent) {
     let result: APIGatewayAuthorizerResult;
     try {
       result = await authorizer.handler(authorizerEvent(request), new LocalLambdaContext(authorizer, request.requestContext.requestId));
@@ -121,7 +125,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     if (match.kind === 'method-not-allowed') {
       throw new ApiError(405, methodNotAllowedMessage(match.allowed), { Allow: match.allowed.join(', ') });
     }
-    const { headers, multiValueHeaders } = requestHeaders(request);
+    const { headers, multiValueHeaders, hasBody } = requestHeaders(request);
     const key = apiKeyFromHeaders(headers);
     if (key === undefined) throw new Unauthorized();
     const query = queryParameters(url);
@@ -152,10 +156,11 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       body: null,
       isBase64Encoded: false,
     };
-    event.requestContext.authorizer = await authorize(key, event);
+    // A cached answer is taken synchronously: most requests then await nothing before the handler.
+    event.requestContext.authorizer = cachedAuthorization(key) ?? (await authorize(key, event));
     const retryAfter = throttle.take(key);
     if (retryAfter > 0) throw new TooManyRequests(retryAfter);
-    event.body = await readBody(request);
+    if (hasBody) event.body = await readBody(request);
     return match.route.function.handler(event, new LocalLambdaContext(match.route.function, requestId));
   }
 
@@ -186,18 +191,26 @@ function pruneExpired(authorizations: Map<string, CachedAuthorization>) {
   for (const [key, entry] of authorizations) if (entry.expiresAt <= now) authorizations.delete(key);
 }
 
-/** Header names as the client sent them, like API Gateway (Node lower-cases `request.headers`). */
+/**
+ * Header names as the client sent them, like API Gateway (Node lower-cases `request.headers`), and
+ * whether a body follows. Read from the raw list: `request.headers` would build a second copy.
+ */
 function requestHeaders(request: IncomingMessage) {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
+  let hasBody = false;
   for (let index = 0; index < request.rawHeaders.length; index += 2) {
     const name = request.rawHeaders[index]!;
     const value = request.rawHeaders[index + 1]!;
     headers[name] = value;
     (multiValueHeaders[name] ??= []).push(value);
+    hasBody ||= BODY_HEADERS.has(name.toLowerCase());
   }
-  return { headers, multiValueHeaders };
+  return { headers, multiValueHeaders, hasBody };
 }
+
+/** A request without either has no body (RFC 9112, section 6.3). */
+const BODY_HEADERS = new Set(['content-length', 'transfer-encoding']);
 
 function queryParameters(url: URL) {
   if (url.search === '' || url.search === '?') return { single: null, multi: null };
@@ -211,8 +224,6 @@ function queryParameters(url: URL) {
 }
 
 function readBody(request: IncomingMessage): Promise<string | null> {
-  // Most requests (every GET) have none: skip setting up a stream read.
-  if (request.headers['content-length'] === undefined && request.headers['transfer-encoding'] === undefined) return Promise.resolve(null);
   // Stream events rather than `for await`: the async iterator costs a promise or two per chunk.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

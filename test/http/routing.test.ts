@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { API_KEY_HEADER } from '../../lib/keys/authorize';
+import { webhookInput } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { expectError, UUID_PATTERN } from './support/expectations';
 import { webhooksApi } from './support/webhooks-api';
 
-const api = webhooksApi(useLocalService());
+const service = useLocalService();
+const api = webhooksApi(service);
 
 describe('routing and the error contract', () => {
   let key: string;
@@ -67,5 +70,25 @@ describe('routing and the error contract', () => {
   it('answers a success with content-type application/json', async () => {
     const response = await api.call('GET', '/v1/webhooks', { key });
     expect(response.headers.get('content-type')).toMatch(/^application\/json\b/);
+  });
+
+  it('reads a body sent in chunks, with no Content-Length', async () => {
+    const input = webhookInput();
+    const bytes = new TextEncoder().encode(JSON.stringify(input));
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(bytes.slice(0, 10));
+        controller.enqueue(bytes.slice(10));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${service.url()}/v1/webhooks`, {
+      method: 'POST',
+      headers: { [API_KEY_HEADER]: key, 'content-type': 'application/json' },
+      body,
+      duplex: 'half', // Node's fetch sends a stream body only half-duplex, as Transfer-Encoding: chunked
+    } as RequestInit);
+    expect(response.status).toBe(201);
+    expect((await response.json()).url).toBe(input.url);
   });
 });
