@@ -1,4 +1,4 @@
-import { spawnListening } from '../../test/support/processes';
+import { spawnListening, type ListeningProcess } from '../../test/support/processes';
 import { load, type LoadOptions, type LoadResult } from '../support/load';
 import { processCpuMicros } from '../support/process-stats';
 import { figure, median, type BenchOptions, type Figure } from '../support/report';
@@ -58,8 +58,6 @@ export async function latency(
   try {
     for (const endpoint of ENDPOINTS) {
       for (const connections of [1, 32]) {
-        const ours: Run[] = [];
-        const floor: Run[] = [];
         const runOurs = async () => {
           const result = await measured(service.process.pid!, { url: service.url + endpoint.service, method: endpoint.method, body: endpoint.body, headers: { 'x-service-api-key': key, 'content-type': 'application/json' }, connections, duration });
           requestsServed += result.requests;
@@ -68,14 +66,7 @@ export async function latency(
         const runFloor = () =>
           measured(baseline.process.pid!, { url: baselineUrl + endpoint.baseline, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration });
         progress(`latency: ${endpoint.name} at concurrency ${connections}`);
-        await runOurs(); // warm-up: JIT, connections, authorizer cache
-        await runFloor();
-        for (let round = 0; round < rounds; round += 1) {
-          // Alternate which goes first, so that drift within a pair hits both alike.
-          if (round % 2) floor.push(await runFloor());
-          ours.push(await runOurs());
-          if (!(round % 2)) floor.push(await runFloor());
-        }
+        const { ours, floor } = await pairedRounds(runOurs, runFloor, rounds);
         const failed = ours.reduce((sum, result) => sum + Object.entries(result.statusCounts).filter(([code]) => Number(code) >= 300).reduce((s, [, n]) => s + n, 0), 0);
         for (const percentile of ['p50', 'p99'] as const) {
           const ratio = median(ours.map((result, round) => result[percentile] / floor[round]![percentile]));
@@ -93,12 +84,58 @@ export async function latency(
           );
         }
         if (connections > 1) figures.push(...cpuFigure(endpoint.name, connections, ours, floor));
+        const floorCpu = median(floor.map((run) => run.serverCpu ?? NaN));
+        if (connections > 1 && endpoint.method === 'POST' && Number.isFinite(floorCpu)) {
+          progress(`latency: ${endpoint.name} at concurrency ${connections}, the baseline against itself with 15 % more CPU`);
+          figures.push(await budgetFigure(endpoint, floorCpu, baseline, { rounds, connections, duration, measured }));
+        }
       }
     }
   } finally {
     await baseline.stop();
   }
   return { figures, requestsServed };
+}
+
+/** A warm-up of each, then rounds of two adjacent runs, the order flipping each round so that drift within a pair hits both alike. */
+async function pairedRounds(runOurs: () => Promise<Run>, runFloor: () => Promise<Run>, rounds: number) {
+  const ours: Run[] = [];
+  const floor: Run[] = [];
+  await runOurs(); // warm-up: JIT, connections, authorizer cache
+  await runFloor();
+  for (let round = 0; round < rounds; round += 1) {
+    if (round % 2) floor.push(await runFloor());
+    ours.push(await runOurs());
+    if (!(round % 2)) floor.push(await runFloor());
+  }
+  return { ours, floor };
+}
+
+/**
+ * What the target allows once the machine is saturated, in CPU: the baseline made to busy-wait 15 %
+ * of its own CPU per request and doing nothing else differently, against itself. Its ratio shows
+ * how much extra work per request 1.15x leaves on this machine (no target: a yardstick).
+ */
+async function budgetFigure(
+  endpoint: (typeof ENDPOINTS)[number],
+  floorCpu: number,
+  baseline: ListeningProcess,
+  run: { rounds: number; connections: number; duration: number; measured: (pid: number, options: LoadOptions) => Promise<Run> },
+): Promise<Figure> {
+  const busyMicros = Math.round(floorCpu * (TARGET - 1));
+  const runWith = (query: string) => () =>
+    run.measured(baseline.process.pid!, { url: baseline.match[1]! + endpoint.baseline + query, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections: run.connections, duration: run.duration });
+  const { ours: busy, floor } = await pairedRounds(runWith(`?busyMicros=${busyMicros}`), runWith(''), run.rounds);
+  const ratio = median(busy.map((result, round) => result.p50 / floor[round]!.p50));
+  const cpu = (runs: Run[]) => `${median(runs.map((result) => result.serverCpu ?? NaN)).toFixed(0)} µs`;
+  return figure(
+    SECTION,
+    `${endpoint.name} c=${run.connections} p50 ratio, baseline + ${busyMicros} µs busy`,
+    ratio,
+    'x',
+    undefined,
+    `yardstick: the baseline made to spend 15 % more CPU a request (${cpu(busy)} against ${cpu(floor)})`,
+  );
 }
 
 /** Server + store CPU per request, ours against the baseline's: the ratio saturated latency follows. */
