@@ -89,6 +89,6 @@ describe('routing and the error contract', () => {
       duplex: 'half', // Node's fetch sends a stream body only half-duplex, as Transfer-Encoding: chunked
     } as RequestInit);
     expect(response.status).toBe(201);
-    expect((await response.json()).url).toBe(input.url);
+    expect(((await response.json()) as { url: string }).url).toBe(input.url);
   });
 });
