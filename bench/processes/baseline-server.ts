@@ -50,9 +50,9 @@ const operations: Record<string, (body: string) => Promise<unknown>> = {
 };
 
 /**
- * `?busyMicros=N` adds N µs of busy-waiting to the request: the latency section's yardstick for its
- * target, served by this same warm process: a second process started for it is not comparable (in
- * one run it spent 387 µs a request with no busy-wait at all, against this one's 271).
+ * `?busyMicros=N` adds N µs of busy-waiting to the request, for the latency section's yardstick. It
+ * is this same warm process that serves it because a second one, freshly started, is not comparable:
+ * in one run it spent 387 µs a request with no busy-wait at all, against this one's 271.
  */
 function busyWait(micros: number) {
   const until = performance.now() + micros / 1000;
