@@ -83,11 +83,9 @@ export async function latency(
             ),
           );
         }
-        if (connections > 1) figures.push(...cpuFigure(endpoint.name, connections, ours, floor));
-        const floorCpu = median(floor.map((run) => run.serverCpu ?? NaN));
-        if (connections > 1 && endpoint.method === 'POST' && Number.isFinite(floorCpu)) {
-          progress(`latency: ${endpoint.name} at concurrency ${connections}, the baseline against itself with 15 % more CPU`);
-          figures.push(await budgetFigure(endpoint, floorCpu, baseline, { rounds, connections, duration, measured }));
+        if (connections > 1) {
+          figures.push(...cpuFigure(endpoint.name, connections, ours, floor));
+          if (endpoint.method === 'POST') figures.push(...(await budgetFigure(endpoint, floor, baseline, { rounds, connections, duration, measured, progress })));
         }
       }
     }
@@ -118,35 +116,48 @@ async function pairedRounds(runOurs: () => Promise<Run>, runFloor: () => Promise
  */
 async function budgetFigure(
   endpoint: (typeof ENDPOINTS)[number],
-  floorCpu: number,
+  floorRuns: Run[],
   baseline: ListeningProcess,
-  run: { rounds: number; connections: number; duration: number; measured: (pid: number, options: LoadOptions) => Promise<Run> },
-): Promise<Figure> {
+  run: { rounds: number; connections: number; duration: number; measured: (pid: number, options: LoadOptions) => Promise<Run>; progress: BenchOptions['progress'] },
+): Promise<Figure[]> {
+  const floorCpu = medianCpu(floorRuns, 'serverCpu');
+  if (floorCpu === undefined) return [];
+  run.progress(`latency: ${endpoint.name} at concurrency ${run.connections}, the baseline against itself with 15 % more CPU`);
   const busyMicros = Math.round(floorCpu * (TARGET - 1));
   const runWith = (query: string) => () =>
     run.measured(baseline.process.pid!, { url: baseline.match[1]! + endpoint.baseline + query, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections: run.connections, duration: run.duration });
   const { ours: busy, floor } = await pairedRounds(runWith(`?busyMicros=${busyMicros}`), runWith(''), run.rounds);
   const ratio = median(busy.map((result, round) => result.p50 / floor[round]!.p50));
-  const cpu = (runs: Run[]) => `${median(runs.map((result) => result.serverCpu ?? NaN)).toFixed(0)} µs`;
-  return figure(
-    SECTION,
-    `${endpoint.name} c=${run.connections} p50 ratio, baseline + ${busyMicros} µs busy`,
-    ratio,
-    'x',
-    undefined,
-    `yardstick: the baseline made to spend 15 % more CPU a request (${cpu(busy)} against ${cpu(floor)})`,
-  );
+  const cpu = (runs: Run[]) => micros(medianCpu(runs, 'serverCpu') ?? NaN);
+  return [
+    figure(
+      SECTION,
+      `${endpoint.name} c=${run.connections} p50 ratio, baseline + ${busyMicros} µs busy`,
+      ratio,
+      'x',
+      undefined,
+      `yardstick: the baseline made to spend 15 % more CPU a request (${cpu(busy)} against ${cpu(floor)})`,
+    ),
+  ];
 }
+
+/** The median CPU per request one side's runs spent; undefined where /proc cannot tell (not Linux). */
+function medianCpu(runs: Run[], side: 'serverCpu' | 'storeCpu'): number | undefined {
+  const values = runs.map((run) => run[side]).filter((value): value is number => value !== undefined);
+  return values.length === runs.length ? median(values) : undefined;
+}
+
+const micros = (value: number) => `${value.toFixed(0)} µs`;
 
 /** Server + store CPU per request, ours against the baseline's: the ratio saturated latency follows. */
 function cpuFigure(name: string, connections: number, ours: Run[], floor: Run[]): Figure[] {
-  const cpu = (runs: Run[], side: 'serverCpu' | 'storeCpu') => {
-    const values = runs.map((run) => run[side]).filter((value): value is number => value !== undefined);
-    return values.length === runs.length ? median(values) : undefined;
-  };
-  const [oursServer, oursStore, floorServer, floorStore] = [cpu(ours, 'serverCpu'), cpu(ours, 'storeCpu'), cpu(floor, 'serverCpu'), cpu(floor, 'storeCpu')];
+  const [oursServer, oursStore, floorServer, floorStore] = [
+    medianCpu(ours, 'serverCpu'),
+    medianCpu(ours, 'storeCpu'),
+    medianCpu(floor, 'serverCpu'),
+    medianCpu(floor, 'storeCpu'),
+  ];
   if (oursServer === undefined || oursStore === undefined || floorServer === undefined || floorStore === undefined) return [];
-  const micros = (value: number) => `${value.toFixed(0)} µs`;
   return [
     figure(
       SECTION,
