@@ -2,4 +2,4 @@ import { api } from '../lib/http/api';
 import { routes } from '../lib/routes';
 import { deleteWebhook } from '../lib/webhooks/webhooks';
 
-export const handler = api(routes.deleteWebhook, ({ account, path }) => deleteWebhook(account, path.id));
+export const handler = api(routes.deleteWebhook, ({ account, path, query }) => deleteWebhook(account, path.id, query));

@@ -2,6 +2,7 @@ import * as z from './schemas/zod';
 import { rotateSharedSecretBody, sharedSecret } from './schemas/shared-secret';
 import {
   createWebhookBody,
+  deleteWebhookQuery,
   listWebhooksQuery,
   updateWebhookBody,
   webhook,
@@ -119,10 +120,10 @@ export const routes = {
     path: '/v1/webhooks/{id}',
     entry: 'functions/delete-webhook.ts',
     successStatus: 200,
-    query: noParameters,
+    query: deleteWebhookQuery,
     pathParameters: webhookPath,
     response: webhook,
-    tableActions: ['dynamodb:DeleteItem'],
+    tableActions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
   }),
 };
 

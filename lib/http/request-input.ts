@@ -71,8 +71,19 @@ function fieldName(path: PropertyKey[]): string {
     .join('');
 }
 
-/** The keys an object schema allows at a path, looking through optional/default/pipe wrappers. */
+/**
+ * The keys an object schema allows at a path, looking through optional/default/pipe wrappers. A key
+ * whose schema accepts only its absence (`z.undefined()`, there to explain why it is refused) is not
+ * among them.
+ */
 function objectKeysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
+  const shape = (unwrapped(schema, path)?._zod.def as { shape?: Record<string, z.core.$ZodType> } | undefined)?.shape;
+  if (!shape) return [];
+  return Object.keys(shape).filter((key) => unwrapped(shape[key]!, [])?._zod.def.type !== 'undefined');
+}
+
+/** The schema at a path, with optional/default/pipe wrappers looked through. */
+function unwrapped(schema: z.core.$ZodType, path: PropertyKey[]): z.core.$ZodType | undefined {
   let current: z.core.$ZodType | undefined = schema;
   for (const part of [...path, undefined]) {
     for (let def = current?._zod.def as Record<string, any> | undefined; def; def = current?._zod.def as Record<string, any>) {
@@ -83,6 +94,5 @@ function objectKeysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
     if (part === undefined) break;
     current = (current?._zod.def as { shape?: Record<PropertyKey, z.core.$ZodType> } | undefined)?.shape?.[part];
   }
-  const shape = (current?._zod.def as { shape?: Record<string, unknown> } | undefined)?.shape;
-  return shape ? Object.keys(shape) : [];
+  return current;
 }

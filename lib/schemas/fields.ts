@@ -25,18 +25,24 @@ export const eventSignature = z
   .string({ error: expected('must be a string') })
   .regex(/^0x[0-9a-fA-F]{64}$/, { error: 'must be 0x followed by 64 hexadecimal digits' });
 
+/**
+ * Limits count what is stored: the values after lower-casing and dropping repeats, so that the same
+ * address in two spellings counts once and a list that normalizes within the limit is accepted.
+ */
+function distinctValuesAtMost(limit: number, what: string) {
+  return z.array(z.string()).max(limit, { error: `must hold at most ${limit} distinct ${what}` });
+}
+
 export const addresses = z
   .array(address, { error: expected('must be an array of addresses') })
   .min(1, { error: 'must hold at least one address' })
-  .max(MAX_ADDRESSES_PER_WEBHOOK, { error: `must hold at most ${MAX_ADDRESSES_PER_WEBHOOK} addresses` })
-  .transform(uniqueLowerCase);
+  .transform(uniqueLowerCase)
+  .pipe(distinctValuesAtMost(MAX_ADDRESSES_PER_WEBHOOK, 'addresses'));
 
 export const eventSignatures = z
   .array(eventSignature, { error: expected('must be an array of event signatures') })
-  .max(MAX_EVENT_SIGNATURES_PER_WEBHOOK, {
-    error: `must hold at most ${MAX_EVENT_SIGNATURES_PER_WEBHOOK} event signatures`,
-  })
-  .transform(uniqueLowerCase);
+  .transform(uniqueLowerCase)
+  .pipe(distinctValuesAtMost(MAX_EVENT_SIGNATURES_PER_WEBHOOK, 'event signatures'));
 
 export const webhookStatus = z.enum(['active', 'inactive'], { error: expected("must be 'active' or 'inactive'") });
 export type WebhookStatus = z.infer<typeof webhookStatus>;
@@ -51,36 +57,62 @@ export const MAX_NAME_LENGTH = 256;
 export const MAX_DESCRIPTION_LENGTH = 1024;
 export const MAX_URL_LENGTH = 2048;
 
+/** Control characters (C0, DEL, C1) and unpaired surrogates, which JSON can carry but no text should hold. */
+const CONTROL_OR_UNPAIRED = /[\p{Cc}\p{Cs}]/u;
+/** The same, but line breaks and tabs are allowed: a description may have several lines. */
+const CONTROL_OR_UNPAIRED_EXCEPT_LINE_BREAKS = /[^\P{Cc}\n\r\t]|\p{Cs}/u;
+
 export const name = z
   .string({ error: expected('must be a string') })
-  .max(MAX_NAME_LENGTH, { error: `must be at most ${MAX_NAME_LENGTH} characters` });
+  .max(MAX_NAME_LENGTH, { error: `must be at most ${MAX_NAME_LENGTH} characters` })
+  .refine((value) => !CONTROL_OR_UNPAIRED.test(value), { error: 'must not contain control characters or unpaired surrogates' });
 
 export const description = z
   .string({ error: expected('must be a string') })
-  .max(MAX_DESCRIPTION_LENGTH, { error: `must be at most ${MAX_DESCRIPTION_LENGTH} characters` });
+  .max(MAX_DESCRIPTION_LENGTH, { error: `must be at most ${MAX_DESCRIPTION_LENGTH} characters` })
+  .refine((value) => !CONTROL_OR_UNPAIRED_EXCEPT_LINE_BREAKS.test(value), {
+    error: 'must not contain control characters other than line breaks and tabs, or unpaired surrogates',
+  });
 
 export const flag = z.boolean({ error: expected('must be true or false') });
 
 const LOCAL_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
- * A webhook's target. `https://` always; `http://` only to this machine and only where the stage
- * allows it (never in production). Credentials in the URL are refused: they would be stored and
- * shown in every list response.
+ * WHATWG URL parsing forgives what a caller should be told about: it trims surrounding whitespace,
+ * drops tabs and newlines anywhere, and reads `https:///path` or `https:\\path` as the host `path`.
+ * So the text as sent must have no whitespace or control character and a host right after `//`.
+ */
+const WHITESPACE_OR_CONTROL = /[\s\p{Cc}]/u;
+const SCHEME_AND_HOST = /^[a-z][a-z0-9+.-]*:\/\/[^/\\?#]/i;
+
+/**
+ * A webhook's target, stored and shown in its WHATWG-normalized form (`new URL(url).href`).
+ * `https://` always; `http://` only to this machine and only where the stage allows it (never in
+ * production). Credentials in the URL are refused: they would be stored and shown in every list
+ * response.
  */
 export const webhookUrl = z
   .string({ error: expected('must be a string') })
   .max(MAX_URL_LENGTH, { error: `must be at most ${MAX_URL_LENGTH} characters` })
-  .superRefine((value, ctx) => {
+  .transform((value, ctx) => {
     const allowHttpLocalhost = runtimeConfig().stage.allowHttpLocalhostUrls;
     const allowed = allowHttpLocalhost ? 'an https:// URL (or http://localhost)' : 'an https:// URL';
-    const url = URL.canParse(value) ? new URL(value) : undefined;
+    if (WHITESPACE_OR_CONTROL.test(value)) {
+      ctx.addIssue({ code: 'custom', message: 'must not contain whitespace or control characters' });
+      return z.NEVER;
+    }
+    const url = SCHEME_AND_HOST.test(value) && URL.canParse(value) ? new URL(value) : undefined;
     const acceptable =
       url !== undefined &&
       url.hostname !== '' &&
       (url.protocol === 'https:' || (allowHttpLocalhost && url.protocol === 'http:' && LOCAL_HOSTNAMES.has(url.hostname)));
     if (!acceptable) ctx.addIssue({ code: 'custom', message: `must be ${allowed}` });
     else if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not contain credentials' });
+    else if (url.href.length > MAX_URL_LENGTH) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_URL_LENGTH} characters once normalized` });
+    } else return url.href;
+    return z.NEVER;
   });
 
 /** Ids are issued as lower-case UUIDv7; any UUID is accepted for a look-up (and is simply not found). */

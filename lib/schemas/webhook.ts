@@ -18,7 +18,7 @@ export const webhook = z.object({
   url: z.string(),
   chainId: z.string(),
   status: webhookStatus,
-  /** Unix seconds. */
+  /** Milliseconds since the Unix epoch, as the hosted API shows it (`1715621587726`). */
   createdAt: z.number().int(),
   name: z.string(),
   description: z.string(),
@@ -44,27 +44,57 @@ export const createWebhookBody = z.strictObject({
 });
 export type CreateWebhookInput = z.infer<typeof createWebhookBody>;
 
-export const updateWebhookBody = z
-  .strictObject({
-    name: name.optional(),
-    description: description.optional(),
-    url: webhookUrl.optional(),
-    status: webhookStatus.optional(),
-    includeInternalTxs: flag.optional(),
-    includeLogs: flag.optional(),
-    metadata: z
-      .strictObject(
-        { addresses: addresses.optional(), eventSignatures: eventSignatures.optional() },
-        { error: 'must be an object with addresses and/or eventSignatures' },
-      )
-      .optional(),
-  })
-  .refine((body) => Object.values(body).some((value) => value !== undefined), {
-    error: 'must set at least one of name, description, url, status, includeInternalTxs, includeLogs, metadata',
-  });
-export type UpdateWebhookInput = z.infer<typeof updateWebhookBody>;
+const UPDATABLE_FIELDS = 'name, description, url, status, includeInternalTxs, includeLogs, metadata.eventSignatures';
+
+/**
+ * The hosted API's UpdateWebhookRequest fields, plus `metadata.eventSignatures`. Addresses are not
+ * among them: a set of up to a million is changed through the addresses operations, not replaced here.
+ */
+const updateWebhookFields = z.strictObject({
+  name: name.optional(),
+  description: description.optional(),
+  url: webhookUrl.optional(),
+  status: webhookStatus.optional(),
+  includeInternalTxs: flag.optional(),
+  includeLogs: flag.optional(),
+  metadata: z
+    .strictObject(
+      {
+        eventSignatures: eventSignatures.optional(),
+        addresses: z
+          .undefined({ error: 'cannot be changed by PATCH: add or remove addresses with PATCH or DELETE /v1/webhooks/{id}/addresses' })
+          .optional(),
+      },
+      { error: 'must be an object with eventSignatures' },
+    )
+    .optional(),
+});
+export type UpdateWebhookInput = z.infer<typeof updateWebhookFields>;
+
+export const updateWebhookBody = updateWebhookFields.refine((body) => Object.keys(webhookChanges(body)).length > 0, {
+  error: `must set at least one of ${UPDATABLE_FIELDS}`,
+});
+
+/**
+ * What a PATCH body sets, as stored field paths to values (`metadata.eventSignatures` sets that one
+ * metadata field). The body's check for "changes something" and the update itself both read this.
+ */
+export function webhookChanges({ metadata, ...fields }: UpdateWebhookInput): Record<string, unknown> {
+  const changes: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(fields)) if (value !== undefined) changes[field] = value;
+  if (metadata?.eventSignatures !== undefined) changes['metadata.eventSignatures'] = metadata.eventSignatures;
+  return changes;
+}
 
 export const webhookPath = z.strictObject({ id: webhookId });
+
+export const deleteWebhookQuery = z.strictObject({
+  permanent: z
+    .enum(['true', 'false'], { error: "must be 'true' or 'false'" })
+    .transform((value) => value === 'true')
+    .default(false),
+});
+export type DeleteWebhookQuery = z.infer<typeof deleteWebhookQuery>;
 
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 100;

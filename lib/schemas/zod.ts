@@ -3,6 +3,6 @@
  * of zod (its locales included) in every Lambda bundle, because a bundler cannot tree-shake zod's
  * own `z` namespace object; named imports can be (about 80 KiB instead of 440 KiB minified).
  */
-export { array, boolean, enum, literal, looseObject, number, object, strictObject, string } from 'zod';
+export { array, boolean, enum, literal, looseObject, NEVER, number, object, strictObject, string, undefined } from 'zod';
 export type { infer, output, ZodType } from 'zod';
 export type * as core from 'zod/v4/core';

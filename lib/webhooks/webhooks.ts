@@ -2,12 +2,14 @@ import { v7 as uuidv7 } from 'uuid';
 import { pageTokenKey } from '../config/page-token-key';
 import { NotFound } from '../errors';
 import { decodePageToken, encodePageToken } from '../page-token';
-import type {
-  CreateWebhookInput,
-  ListWebhooksQuery,
-  UpdateWebhookInput,
-  Webhook,
-  WebhookList,
+import {
+  webhookChanges,
+  type CreateWebhookInput,
+  type DeleteWebhookQuery,
+  type ListWebhooksQuery,
+  type UpdateWebhookInput,
+  type Webhook,
+  type WebhookList,
 } from '../schemas/webhook';
 import { deleteWebhookItem, getWebhookItem, putNewWebhook, queryWebhooks, updateWebhookItem } from '../store/webhooks';
 
@@ -26,7 +28,7 @@ export async function createWebhook(account: string, input: CreateWebhookInput):
     url: input.url,
     chainId: input.chainId,
     status: 'active',
-    createdAt: Math.floor(uuidv7Time(id) / 1000),
+    createdAt: uuidv7Time(id),
     name: input.name,
     description: input.description,
     eventType: input.eventType,
@@ -43,17 +45,17 @@ export async function getWebhook(account: string, id: string): Promise<Webhook> 
 }
 
 export async function updateWebhook(account: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
-  const { metadata, ...fields } = input;
-  // metadata's fields are set one by one: a PATCH of addresses keeps the event signatures.
-  const changes: Record<string, unknown> = { ...fields };
-  if (metadata?.addresses) changes['metadata.addresses'] = metadata.addresses;
-  if (metadata?.eventSignatures) changes['metadata.eventSignatures'] = metadata.eventSignatures;
-  const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-  return (await updateWebhookItem(account, id, defined)) ?? Promise.reject(notFound(id));
+  return (await updateWebhookItem(account, id, webhookChanges(input))) ?? Promise.reject(notFound(id));
 }
 
-export async function deleteWebhook(account: string, id: string): Promise<Webhook> {
-  return (await deleteWebhookItem(account, id)) ?? Promise.reject(notFound(id));
+/**
+ * The hosted API's deactivateWebhook: the webhook stays, inactive (a PATCH reactivates it), and the
+ * response shows it as it now is. `permanent` is ours: the webhook is removed, and the response
+ * shows it as it was.
+ */
+export async function deleteWebhook(account: string, id: string, { permanent }: DeleteWebhookQuery): Promise<Webhook> {
+  const webhook = permanent ? await deleteWebhookItem(account, id) : await updateWebhookItem(account, id, { status: 'inactive' });
+  return webhook ?? Promise.reject(notFound(id));
 }
 
 /**

@@ -47,7 +47,8 @@ async function createdWebhooks(account: string, count: number): Promise<Webhook[
 const get = (account: string, id: string) => getHandler(apiEvent({ account, pathParameters: { id } }), context);
 const patch = (account: string, id: string, body: unknown) =>
   updateHandler(apiEvent({ account, method: 'PATCH', pathParameters: { id }, body }), context);
-const remove = (account: string, id: string) => deleteHandler(apiEvent({ account, method: 'DELETE', pathParameters: { id } }), context);
+const remove = (account: string, id: string, query: Record<string, string> = {}) =>
+  deleteHandler(apiEvent({ account, method: 'DELETE', pathParameters: { id }, query }), context);
 const list = (account: string, query: Record<string, string> = {}) => listHandler(apiEvent({ account, query }), context);
 
 /** Every page of a listing, following nextPageToken. */
@@ -75,10 +76,10 @@ const notFoundShape = (response: APIGatewayProxyResult, id: string) => ({
 
 describe('create webhook', () => {
   it('answers 201 with every spec field and the defaults', async () => {
-    const before = Math.floor(Date.now() / 1000);
+    const before = Date.now();
     const input = webhookInput();
     const response = await createHandler(apiEvent({ account: randomAccount(), method: 'POST', body: input }), context);
-    const after = Math.ceil(Date.now() / 1000);
+    const after = Date.now();
     expect(response.statusCode).toBe(201);
     expect(response.headers?.['Content-Type']).toBe('application/json');
     const body = json(response);
@@ -167,13 +168,13 @@ describe('update webhook', () => {
     expect(json(await get(account, webhook.id))).toEqual(expected);
   });
 
-  it('changes addresses and keeps the event signatures', async () => {
+  it('changes the event signatures and keeps the addresses', async () => {
     const account = randomAccount();
+    const addresses = [randomAddress()];
+    const webhook = await createdWebhook(account, { metadata: { addresses, eventSignatures: [randomEventSignature()] } });
     const signature = randomEventSignature();
-    const webhook = await createdWebhook(account, { metadata: { addresses: [randomAddress()], eventSignatures: [signature] } });
-    const address = randomAddress();
-    const updated = json(await patch(account, webhook.id, { metadata: { addresses: [address] } }));
-    expect(updated.metadata).toEqual({ eventSignatures: [signature], addresses: [address] });
+    const updated = json(await patch(account, webhook.id, { metadata: { eventSignatures: [signature] } }));
+    expect(updated.metadata).toEqual({ eventSignatures: [signature], addresses });
   });
 
   it("answers 404 for another account's id and leaves that webhook unchanged", async () => {
@@ -229,11 +230,23 @@ describe('update webhook', () => {
 });
 
 describe('delete webhook', () => {
-  it('answers 200 with the webhook as it was, and it is gone afterwards', async () => {
+  it('deactivates: answers 200 with the webhook as it now is, which stays readable and listed as inactive', async () => {
+    const account = randomAccount();
+    const webhook = await createdWebhook(account);
+    const updated = json(await patch(account, webhook.id, { description: 'last state' }));
+    const response = await remove(account, webhook.id);
+    expect(response.statusCode).toBe(200);
+    expect(json(response)).toEqual({ ...updated, status: 'inactive' });
+    expect(json(await get(account, webhook.id))).toEqual({ ...updated, status: 'inactive' });
+    expect(await listedIds(account, { status: 'inactive' })).toEqual([webhook.id]);
+    expect(await listedIds(account, { status: 'active' })).toEqual([]);
+  });
+
+  it('with permanent=true answers 200 with the webhook as it was, and it is gone afterwards', async () => {
     const account = randomAccount();
     const webhook = await createdWebhook(account);
     const updated = json(await patch(account, webhook.id, { description: 'last state', status: 'inactive' }));
-    const response = await remove(account, webhook.id);
+    const response = await remove(account, webhook.id, { permanent: 'true' });
     expect(response.statusCode).toBe(200);
     expect(json(response)).toEqual(updated);
     expect((await get(account, webhook.id)).statusCode).toBe(404);
@@ -241,11 +254,13 @@ describe('delete webhook', () => {
     expect(await listedIds(account, { status: 'inactive' })).toEqual([]);
   });
 
-  it('answers 404 when deleting the same webhook twice', async () => {
+  it('answers 200 when deactivating twice, and 404 when deleting permanently twice', async () => {
     const account = randomAccount();
     const webhook = await createdWebhook(account);
     expect((await remove(account, webhook.id)).statusCode).toBe(200);
-    expect((await remove(account, webhook.id)).statusCode).toBe(404);
+    expect((await remove(account, webhook.id)).statusCode).toBe(200);
+    expect((await remove(account, webhook.id, { permanent: 'true' })).statusCode).toBe(200);
+    expect((await remove(account, webhook.id, { permanent: 'true' })).statusCode).toBe(404);
   });
 
   it("answers 404 for another account's id, as for an id that does not exist, and keeps that webhook", async () => {
@@ -253,9 +268,11 @@ describe('delete webhook', () => {
     const webhook = await createdWebhook(owner);
     const caller = randomAccount();
     const missingId = unusedId();
-    const response = await remove(caller, webhook.id);
-    expect(response.statusCode).toBe(404);
-    expect(notFoundShape(response, webhook.id)).toEqual(notFoundShape(await remove(caller, missingId), missingId));
+    for (const query of [{}, { permanent: 'true' }] as Record<string, string>[]) {
+      const response = await remove(caller, webhook.id, query);
+      expect(response.statusCode).toBe(404);
+      expect(notFoundShape(response, webhook.id)).toEqual(notFoundShape(await remove(caller, missingId, query), missingId));
+    }
     expect(json(await get(owner, webhook.id))).toEqual(webhook);
   });
 });

@@ -78,9 +78,10 @@ describe('authentication with x-service-api-key', () => {
       await api.call('POST', '/v1/webhooks', { key, body: { ...webhookInput(), url: 'not a url' } }),
       await api.call('GET', '/v1/webhooks?pageToken=garbage', { key }),
       await api.call('DELETE', `/v1/webhooks/${id}`, { key }),
-      await api.call('DELETE', `/v1/webhooks/${id}`, { key }),
+      await api.call('DELETE', `/v1/webhooks/${id}?permanent=true`, { key }),
+      await api.call('DELETE', `/v1/webhooks/${id}?permanent=true`, { key }),
     ];
-    expect(responses.map((response) => response.status)).toEqual([201, 200, 200, 200, 404, 201, 200, 400, 400, 200, 404]);
+    expect(responses.map((response) => response.status)).toEqual([201, 200, 200, 200, 404, 201, 200, 400, 400, 200, 200, 404]);
     for (const response of responses) expect(JSON.stringify(response.body)).not.toContain(key);
   });
 

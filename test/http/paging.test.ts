@@ -84,7 +84,7 @@ describe('paging while webhooks change', () => {
       pageSizes: [4],
       beforePage: async (index) => {
         if (index !== 1) return;
-        for (const id of deleted) expect((await api.call('DELETE', `/v1/webhooks/${id}`, { key })).status).toBe(200);
+        for (const id of deleted) expect((await api.call('DELETE', `/v1/webhooks/${id}?permanent=true`, { key })).status).toBe(200);
       },
     });
     const listed = allIds(pages);

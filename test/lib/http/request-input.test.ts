@@ -1,7 +1,7 @@
 import { BadRequest, PayloadTooLarge } from '../../../lib/errors';
 import { jsonBody, MAX_BODY_BYTES, queryParameters, validated } from '../../../lib/http/request-input';
 import { createWebhookBody, listWebhooksQuery, updateWebhookBody, webhookPath } from '../../../lib/schemas/webhook';
-import { apiEvent, randomAddress, webhookInput } from '../../support/factories';
+import { apiEvent, randomAddress, randomEventSignature, webhookInput } from '../../support/factories';
 
 /** The error the call threw; fails the test when it returned. */
 function thrownBy(call: () => unknown): unknown {
@@ -156,9 +156,9 @@ describe('validated', () => {
   });
 
   it('lists the allowed keys of an optional nested object for an unknown nested field', () => {
-    const input = { metadata: { addresses: [randomAddress()], topics: [] } };
+    const input = { metadata: { eventSignatures: [randomEventSignature()], topics: [] } };
     expect(badRequestMessage(() => validated(updateWebhookBody, input, 'body field'))).toBe(
-      'Unknown body field metadata.topics; allowed: addresses, eventSignatures',
+      'Unknown body field metadata.topics; allowed: eventSignatures',
     );
   });
 

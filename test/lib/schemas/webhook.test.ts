@@ -92,15 +92,27 @@ describe('createWebhookBody', () => {
 
   it('refuses 101 addresses', () => {
     expect(issuesOf(createWebhookBody, webhookInput({ metadata: { addresses: distinctAddresses(101) } }))).toEqual([
-      'metadata.addresses: must hold at most 100 addresses',
+      'metadata.addresses: must hold at most 100 distinct addresses',
     ]);
+  });
+
+  it('counts addresses after lower-casing and dropping repeats: 100 plus one in other case is 100', () => {
+    const addresses = distinctAddresses(100);
+    const input = webhookInput({ metadata: { addresses: [...addresses, `0x${addresses[0]!.slice(2).toUpperCase()}`] } });
+    expect(createWebhookBody.parse(input).metadata.addresses).toEqual(addresses);
+  });
+
+  it('counts event signatures after lower-casing and dropping repeats', () => {
+    const eventSignatures = distinctSignatures(100);
+    const input = webhookInput({ metadata: { addresses: [randomAddress()], eventSignatures: [...eventSignatures, eventSignatures[5]!] } });
+    expect(createWebhookBody.parse(input).metadata.eventSignatures).toEqual(eventSignatures);
   });
 
   it('accepts 100 event signatures and refuses 101', () => {
     const metadata = (count: number) => ({ addresses: [randomAddress()], eventSignatures: distinctSignatures(count) });
     expect(createWebhookBody.safeParse(webhookInput({ metadata: metadata(100) })).success).toBe(true);
     expect(issuesOf(createWebhookBody, webhookInput({ metadata: metadata(101) }))).toEqual([
-      'metadata.eventSignatures: must hold at most 100 event signatures',
+      'metadata.eventSignatures: must hold at most 100 distinct event signatures',
     ]);
   });
 
@@ -143,8 +155,74 @@ describe('createWebhookBody', () => {
     },
   );
 
-  it.each(['ftp://receiver.example.com/', 'receiver.example.com/hooks', 'not a url', ''])('refuses %p, which is not an http(s) url', (url) => {
-    expect(issuesOf(createWebhookBody, webhookInput({ url }))).toEqual(['url: must be an https:// URL (or http://localhost)']);
+  it.each(['ftp://receiver.example.com/', 'receiver.example.com/hooks', 'https:receiver.example.com/', ''])(
+    'refuses %p, which is not an http(s) url',
+    (url) => {
+      expect(issuesOf(createWebhookBody, webhookInput({ url }))).toEqual(['url: must be an https:// URL (or http://localhost)']);
+    },
+  );
+
+  it.each(['https:///path', 'https:////receiver.example.com/', 'https:\\\\receiver.example.com/', 'https://?x', 'https://#f'])(
+    'refuses %p, which has no host right after //',
+    (url) => {
+      expect(issuesOf(createWebhookBody, webhookInput({ url }))).toEqual(['url: must be an https:// URL (or http://localhost)']);
+    },
+  );
+
+  it.each([
+    ['leading and trailing spaces', '  https://receiver.example.com/h  '],
+    ['a newline in the host', 'https://receiver.exa\nmple.com/h'],
+    ['a tab in the path', 'https://receiver.example.com/a\tb'],
+    ['a space in the path', 'https://receiver.example.com/a b'],
+    ['a NUL', 'https://receiver.example.com/\u0000'],
+    ['a no-break space', 'https://receiver.example.com/\u00a0'],
+    ['not a url at all', 'not a url'],
+  ])('refuses a url with %s', (_, url) => {
+    expect(issuesOf(createWebhookBody, webhookInput({ url }))).toEqual(['url: must not contain whitespace or control characters']);
+  });
+
+  it.each([
+    ['HTTPS://Receiver.Example.COM/hooks', 'https://receiver.example.com/hooks'],
+    ['https://receiver.example.com', 'https://receiver.example.com/'],
+    ['https://receiver.example.com:443/a/./b/../c', 'https://receiver.example.com/a/c'],
+    ['https://bücher.example/ü?q=ä', 'https://xn--bcher-kva.example/%C3%BC?q=%C3%A4'],
+    ['http://LOCALHOST:3000', 'http://localhost:3000/'],
+  ])('stores %s in its normalized form %s', (url, normalized) => {
+    expect(createWebhookBody.parse(webhookInput({ url })).url).toBe(normalized);
+  });
+
+  it('refuses a url that normalization makes longer than 2048 characters', () => {
+    const url = `https://receiver.example.com/${'ü'.repeat(1000)}`;
+    expect(url.length).toBeLessThanOrEqual(2048);
+    expect(issuesOf(createWebhookBody, webhookInput({ url }))).toEqual(['url: must be at most 2048 characters once normalized']);
+  });
+
+  it.each([
+    ['NUL', 'a\u0000b'],
+    ['a newline', 'a\nb'],
+    ['a tab', 'a\tb'],
+    ['DEL', 'a\u007fb'],
+    ['a C1 control', 'a\u0085b'],
+    ['an unpaired high surrogate', 'a\ud800b'],
+    ['an unpaired low surrogate', 'a\udc00'],
+  ])('refuses a name with %s', (_, name) => {
+    expect(issuesOf(createWebhookBody, webhookInput({ name }))).toEqual(['name: must not contain control characters or unpaired surrogates']);
+  });
+
+  it.each([
+    ['NUL', 'a\u0000b'],
+    ['a vertical tab', 'a\u000bb'],
+    ['an escape', '\u001b[31mred'],
+    ['an unpaired surrogate', 'a\ud83d'],
+  ])('refuses a description with %s', (_, description) => {
+    expect(issuesOf(createWebhookBody, webhookInput({ description }))).toEqual([
+      'description: must not contain control characters other than line breaks and tabs, or unpaired surrogates',
+    ]);
+  });
+
+  it('accepts emoji (surrogate pairs) and other scripts in a name, and line breaks and tabs in a description', () => {
+    const parsed = createWebhookBody.parse(webhookInput({ name: 'tréso 🏦 財務', description: 'line one\r\nline\ttwo\n' }));
+    expect(parsed).toMatchObject({ name: 'tréso 🏦 財務', description: 'line one\r\nline\ttwo\n' });
   });
 
   it.each(['https://user:pass@receiver.example.com/', 'https://token@receiver.example.com/', 'http://user:pass@localhost/'])(
@@ -168,7 +246,13 @@ describe('createWebhookBody', () => {
 describe('updateWebhookBody', () => {
   it('refuses an empty body', () => {
     expect(issuesOf(updateWebhookBody, {})).toEqual([
-      ': must set at least one of name, description, url, status, includeInternalTxs, includeLogs, metadata',
+      ': must set at least one of name, description, url, status, includeInternalTxs, includeLogs, metadata.eventSignatures',
+    ]);
+  });
+
+  it('refuses a metadata that sets nothing', () => {
+    expect(issuesOf(updateWebhookBody, { metadata: {} })).toEqual([
+      ': must set at least one of name, description, url, status, includeInternalTxs, includeLogs, metadata.eventSignatures',
     ]);
   });
 
@@ -176,11 +260,10 @@ describe('updateWebhookBody', () => {
     expect(updateWebhookBody.parse({ status: 'inactive' })).toEqual({ status: 'inactive' });
   });
 
-  it('accepts addresses alone without defaulting the event signatures', () => {
-    const address = randomAddress();
-    expect(updateWebhookBody.parse({ metadata: { addresses: [address.toUpperCase().replace('0X', '0x')] } })).toEqual({
-      metadata: { addresses: [address] },
-    });
+  it('refuses metadata.addresses, which the addresses operations change', () => {
+    expect(issuesOf(updateWebhookBody, { metadata: { addresses: [randomAddress()] } })).toEqual([
+      'metadata.addresses: cannot be changed by PATCH: add or remove addresses with PATCH or DELETE /v1/webhooks/{id}/addresses',
+    ]);
   });
 
   it('lower-cases and de-duplicates event signatures', () => {
@@ -192,9 +275,9 @@ describe('updateWebhookBody', () => {
   });
 
   it('applies the same limits as create', () => {
-    expect(issuesOf(updateWebhookBody, { name: 'n'.repeat(257), metadata: { addresses: distinctAddresses(101) } })).toEqual([
-      'name: must be at most 256 characters',
-      'metadata.addresses: must hold at most 100 addresses',
+    expect(issuesOf(updateWebhookBody, { name: 'n\u0000', metadata: { eventSignatures: distinctSignatures(101) } })).toEqual([
+      'name: must not contain control characters or unpaired surrogates',
+      'metadata.eventSignatures: must hold at most 100 distinct event signatures',
     ]);
   });
 
@@ -203,6 +286,10 @@ describe('updateWebhookBody', () => {
       'url: must be an https:// URL (or http://localhost)',
     ]);
     expect(issuesOf(updateWebhookBody, { url: 'https://u:p@receiver.example.com/' })).toEqual(['url: must not contain credentials']);
+    expect(issuesOf(updateWebhookBody, { url: ' https://receiver.example.com/' })).toEqual([
+      'url: must not contain whitespace or control characters',
+    ]);
+    expect(updateWebhookBody.parse({ url: 'https://Receiver.example.com' })).toEqual({ url: 'https://receiver.example.com/' });
   });
 
   it("refuses a status other than 'active' or 'inactive'", () => {
