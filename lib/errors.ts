@@ -40,6 +40,12 @@ export class PayloadTooLarge extends ApiError {
   }
 }
 
+export class UnsupportedMediaType extends ApiError {
+  constructor(message: string) {
+    super(415, message);
+  }
+}
+
 export class TooManyRequests extends ApiError {
   constructor(retryAfterSeconds: number) {
     super(429, TOO_MANY_REQUESTS_MESSAGE, {

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type * as z from '../schemas/zod';
-import { BadRequest, PayloadTooLarge } from '../errors';
+import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../errors';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -25,16 +25,45 @@ export function queryParameters(event: APIGatewayProxyEvent): Record<string, str
   return parameters;
 }
 
-/** The body as a JSON object; no body at all reads as `{}`. */
+/**
+ * `application/json` or any `application/*+json`, with parameters; a charset, if given, must be
+ * UTF-8, the only encoding JSON allows between systems (RFC 8259, section 8.1).
+ */
+function isJsonMediaType(contentType: string): boolean {
+  const [mediaType = '', ...parameters] = contentType.toLowerCase().split(';');
+  const [type, subtype = ''] = mediaType.trim().split('/');
+  if (type !== 'application' || !(subtype === 'json' || subtype.endsWith('+json'))) return false;
+  return parameters.every((parameter) => {
+    const [name = '', value = ''] = parameter.split('=');
+    return name.trim() !== 'charset' || value.trim().replace(/^"(.*)"$/, '$1') === 'utf-8';
+  });
+}
+
+/** A header's value by name, whatever case the client sent it in (API Gateway passes names as sent). */
+function headerValue(event: APIGatewayProxyEvent, name: string): string | undefined {
+  for (const header in event.headers) if (header.toLowerCase() === name) return event.headers[header];
+  return undefined;
+}
+
+/**
+ * The body as a JSON object; no body at all reads as `{}`. A body that says it is something other
+ * than JSON is refused rather than parsed anyway; one that says nothing is read as JSON.
+ */
 export function jsonBody(event: APIGatewayProxyEvent): Record<string, unknown> {
   if (event.body === null || event.body === undefined || event.body === '') return {};
+  const contentType = headerValue(event, 'content-type');
+  if (contentType !== undefined && !isJsonMediaType(contentType)) {
+    throw new UnsupportedMediaType(`Request body must be JSON: send it with content-type application/json, not ${JSON.stringify(contentType)}`);
+  }
   const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
   if ((typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength) > MAX_BODY_BYTES) {
     throw new PayloadTooLarge(`Request body is larger than the limit of ${MAX_BODY_BYTES} bytes`);
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
+    // A leading byte order mark is allowed (RFC 8259 lets a parser ignore it); JSON.parse does not skip it.
+    const text = typeof raw === 'string' ? raw : raw.toString('utf8');
+    parsed = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch {
     throw new BadRequest('Request body is not valid JSON');
   }

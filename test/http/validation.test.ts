@@ -92,6 +92,21 @@ describe('POST /v1/webhooks validation', () => {
     await expectNothingListed(key);
   });
 
+  it.each(['text/plain', 'application/x-www-form-urlencoded'])('answers 415 to a JSON body sent as %s, and creates nothing', async (contentType) => {
+    const key = await api.newAccountKey();
+    const response = await api.call('POST', '/v1/webhooks', { key, body: webhookInput(), headers: { 'content-type': contentType } });
+    expect(expectError(response, 415)).toContain('application/json');
+    await expectNothingListed(key);
+  });
+
+  it('reads a body with no content type as JSON, and one with a leading byte order mark', async () => {
+    const key = await api.newAccountKey();
+    for (const text of [JSON.stringify(webhookInput()), `\ufeff${JSON.stringify(webhookInput())}`]) {
+      const response = await fetch(`${api.url()}/v1/webhooks`, { method: 'POST', headers: { 'x-service-api-key': key }, body: new TextEncoder().encode(text) });
+      expect(response.status).toBe(201);
+    }
+  });
+
   it.each<[string, Record<string, unknown>]>([
     ['a URL of exactly 2048 characters', { url: httpsUrlOfLength(2048) }],
     ['a name of exactly 256 characters', { name: 'n'.repeat(256) }],

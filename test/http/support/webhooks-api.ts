@@ -45,6 +45,7 @@ export function webhooksApi(client: TestClient) {
 
   return {
     call,
+    url: client.url,
     keyFor: client.keyFor,
     create,
     get,

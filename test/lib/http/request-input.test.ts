@@ -1,4 +1,4 @@
-import { BadRequest, PayloadTooLarge } from '../../../lib/errors';
+import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../../../lib/errors';
 import { jsonBody, MAX_BODY_BYTES, queryParameters, validated } from '../../../lib/http/request-input';
 import { createWebhookBody, listWebhooksQuery, updateWebhookBody, webhookPath } from '../../../lib/schemas/webhook';
 import { apiEvent, randomAddress, randomEventSignature, webhookInput } from '../../support/factories';
@@ -22,6 +22,7 @@ function badRequestMessage(call: () => unknown): string {
 
 /** An event whose raw body is exactly the given text. */
 const eventWithBody = (body: string | null, isBase64Encoded = false) => ({ ...apiEvent({}), body, isBase64Encoded });
+const withContentType = (contentType: string, body: string | null) => ({ ...eventWithBody(body), headers: { 'Content-Type': contentType } });
 
 describe('queryParameters', () => {
   it('returns each parameter as one string', () => {
@@ -74,6 +75,41 @@ describe('jsonBody', () => {
     const input = webhookInput({ name: 'caf\u00e9' });
     const encoded = Buffer.from(JSON.stringify(input), 'utf8').toString('base64');
     expect(jsonBody(eventWithBody(encoded, true))).toEqual(input);
+  });
+
+  it('accepts a leading UTF-8 byte order mark', () => {
+    expect(jsonBody(eventWithBody('\ufeff{"name":"bom"}'))).toEqual({ name: 'bom' });
+    const encoded = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"bom"}')]).toString('base64');
+    expect(jsonBody(eventWithBody(encoded, true))).toEqual({ name: 'bom' });
+  });
+
+  it.each([
+    'application/json',
+    'Application/JSON',
+    'application/json; charset=utf-8',
+    'application/json;charset="UTF-8"',
+    'application/merge-patch+json',
+    'application/vnd.example.webhook+json; version=2',
+  ])('parses a body sent as %s', (contentType) => {
+    expect(jsonBody(withContentType(contentType, '{"a":1}'))).toEqual({ a: 1 });
+  });
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', 'application/json; charset=latin1', 'json'])(
+    'refuses a body sent as %s with 415, naming the content type',
+    (contentType) => {
+      const error = thrownBy(() => jsonBody(withContentType(contentType, '{"a":1}')));
+      expect(error).toBeInstanceOf(UnsupportedMediaType);
+      expect((error as UnsupportedMediaType).statusCode).toBe(415);
+      expect((error as Error).message).toContain(contentType);
+    },
+  );
+
+  it('finds the content type whatever the case of the header name', () => {
+    expect(thrownBy(() => jsonBody({ ...eventWithBody('{}'), headers: { 'CONTENT-TYPE': 'text/plain' } }))).toBeInstanceOf(UnsupportedMediaType);
+  });
+
+  it('ignores the content type when there is no body', () => {
+    expect(jsonBody(withContentType('text/plain', null))).toEqual({});
   });
 
   it.each(['{"url": ', '{url: 1}', "{'a': 1}", 'undefined'])('refuses malformed JSON %p with 400', (body) => {
