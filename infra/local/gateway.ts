@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import { LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import type {
@@ -117,7 +118,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     };
   }
 
-  async function serve(request: IncomingMessage, requestId: string, started: number): Promise<APIGatewayProxyResult> {
+  async function serve(request: IncomingMessage, requestId: string, started: number, log: RequestLog): Promise<APIGatewayProxyResult> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const method = request.method ?? 'GET';
     const match = matchRoute(method, url.pathname);
@@ -158,18 +159,20 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     };
     // A cached answer is taken synchronously: most requests then await nothing before the handler.
     event.requestContext.authorizer = cachedAuthorization(key) ?? (await authorize(key, event));
+    log.account = event.requestContext.authorizer.accountId;
     const retryAfter = throttle.take(key);
     if (retryAfter > 0) throw new TooManyRequests(retryAfter);
     if (hasBody) event.body = await readBody(request);
     return match.route.function.handler(event, new LocalLambdaContext(match.route.function, requestId));
   }
 
-  return createServer(async (request, response) => {
+  const server = createServer(async (request, response) => {
     const started = Date.now();
     const requestId = randomUUID();
+    const log: RequestLog = { account: undefined };
     let result: APIGatewayProxyResult;
     try {
-      result = await serve(request, requestId, started);
+      result = await serve(request, requestId, started, log);
     } catch (error) {
       result = errorResponse(toApiError(error));
     }
@@ -181,9 +184,44 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
         status: result.statusCode,
         latencyMs: Date.now() - started,
         requestId,
+        account: log.account,
       });
     }
   });
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+/** What the request log line learns while the request is served. */
+interface RequestLog {
+  /** The caller's account, once the authorizer has named it (never the key). */
+  account: string | undefined;
+}
+
+/**
+ * Requests Node's HTTP parser refuses before any handler sees them (headers over its size limit, a
+ * malformed request line, a timeout) get the same error shape, x-request-id and log line as any
+ * other response, instead of Node's bare status line.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex) {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const requestId = randomUUID();
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message =
+    status === 431
+      ? `The request line and headers are larger than the limit of ${maxHeaderSize} bytes`
+      : status === 408
+        ? 'The request was not received in time'
+        : 'Malformed HTTP request';
+  const { statusCode, headers, body } = errorResponse(new ApiError(status, message));
+  const head = [`HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}`, `x-request-id: ${requestId}`, 'Connection: close'];
+  for (const name in headers) head.push(`${name}: ${String(headers[name])}`);
+  head.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  logger.info('request', { status: statusCode, requestId, parseError: error.code });
 }
 
 function pruneExpired(authorizations: Map<string, CachedAuthorization>) {

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
 import { webhookInput } from '../support/factories';
@@ -90,5 +91,49 @@ describe('routing and the error contract', () => {
     } as RequestInit);
     expect(response.status).toBe(201);
     expect(((await response.json()) as { url: string }).url).toBe(input.url);
+  });
+});
+
+/** Sends raw bytes to the local server and returns the raw response, for requests fetch cannot make. */
+function rawExchange(baseUrl: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.once('end', () => resolve(received));
+    socket.once('error', reject);
+    socket.write(request);
+  });
+}
+
+/** The status, headers (lower-cased names) and JSON body of a raw HTTP/1.1 response. */
+function parseRawResponse(raw: string) {
+  const [head = '', body = ''] = raw.split('\r\n\r\n', 2);
+  const [statusLine = '', ...headerLines] = head.split('\r\n');
+  const headers = new Headers(headerLines.map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()] as [string, string]));
+  return { statusLine, status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) };
+}
+
+describe("requests Node's HTTP parser refuses", () => {
+  it('answers 431 in the error shape, with x-request-id, to headers over the size limit', async () => {
+    const response = await api.call('GET', '/v1/webhooks', { key: await api.newAccountKey(), headers: { 'x-padding': 'p'.repeat(20_000) } });
+    expect(expectError(response, 431)).toMatch(/larger than the limit of \d+ bytes/);
+  });
+
+  it('answers 431 in the error shape to a URL over the size limit', async () => {
+    const response = await api.call('GET', `/v1/webhooks?pageToken=${'t'.repeat(20_000)}`, { key: await api.newAccountKey() });
+    expectError(response, 431);
+  });
+
+  it.each([
+    ['a malformed request line', 'NOT A REQUEST\r\n\r\n'],
+    ['a header line without a colon', 'GET /v1/webhooks HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n'],
+  ])('answers 400 in the error shape to %s', async (_, request) => {
+    const response = parseRawResponse(await rawExchange(service.url(), request));
+    expect(response.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(response.headers.get('content-type')).toMatch(/^application\/json\b/);
+    expect(response.headers.get('x-request-id')).toMatch(UUID_PATTERN);
+    expect(response.body).toEqual({ message: 'Malformed HTTP request', statusCode: 400, error: 'Bad Request' });
   });
 });
