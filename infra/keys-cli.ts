@@ -1,10 +1,13 @@
+import './local/node-version-warning';
 import { connect } from 'node:net';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_DYNAMODB_PORT, runtimeConfig } from '../lib/config/runtime';
 import type { UsagePlanName } from '../lib/config/stages';
 import { apiKeyId, assertAccountName, createApiKey, generateApiKey, listApiKeys, revokeApiKey } from '../lib/keys/api-keys';
 import { createGatewayKey, deleteGatewayKey, describeDeployedStage, type DeployedStage } from './deployed-stage';
 import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './local/embedded-dynamodb';
+import { StartupError } from './local/startup-error';
 
 const USAGE = `Usage:
   npm run keys -- create --account <name> [--stage <stage>] [--plan standard|unlimited]
@@ -73,10 +76,15 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (rest.length !== 1) throw new UsageError('revoke takes the key to revoke');
-    const record = await revokeApiKey(rest[0]!);
-    if (!record) {
+    const revoked = await revokeApiKey(rest[0]!);
+    if (!revoked) {
       process.stderr.write('No such key.\n');
       return 1;
+    }
+    const { record, alreadyRevoked } = revoked;
+    if (alreadyRevoked) {
+      process.stdout.write(`Key ${record.keyId} of account '${record.account}' was already revoked at ${record.revokedAt}.\n`);
+      return 0;
     }
     if (record.apiGatewayKeyId) await deleteGatewayKey(record.apiGatewayKeyId);
     process.stdout.write(`Revoked key ${record.keyId} of account '${record.account}'.\n`);
@@ -97,21 +105,43 @@ async function useDeployedStage(stage: string): Promise<DeployedStage> {
   process.env.STAGE = stage;
   delete process.env.DYNAMODB_ENDPOINT;
   delete process.env.DYNAMODB_PORT;
+  say(`Using stage ${stage}: table ${deployed.tableName} in ${runtimeConfig().region}`);
   return deployed;
 }
 
-/** Talks to the running server's store; opens the data directory itself when none is running. */
+/**
+ * Talks to the running server's store; opens the data directory itself when none is running. Says
+ * which on stderr every time: a key made in another store than the server's is refused by it.
+ */
 async function useLocalStore(): Promise<EmbeddedDynamoDb | undefined> {
-  if (process.env.DYNAMODB_ENDPOINT) return undefined;
+  // Read once DYNAMODB_PORT is settled: the configuration is read once per process.
+  const tableName = () => runtimeConfig().tableName;
+  if (process.env.DYNAMODB_ENDPOINT) {
+    say(`Using DynamoDB at ${process.env.DYNAMODB_ENDPOINT} (DYNAMODB_ENDPOINT), table ${tableName()}`);
+    return undefined;
+  }
   const port = Number(process.env.DYNAMODB_PORT || DEFAULT_DYNAMODB_PORT);
   if (await isListening(port)) {
     process.env.DYNAMODB_PORT = String(port);
+    say(`Using the DynamoDB server on port ${port} (DYNAMODB_PORT), table ${tableName()}`);
     return undefined;
   }
-  const embedded = await startEmbeddedDynamoDb({ port: 0, directory: `${process.env.DATA_DIR || '.data'}/dynamodb` });
+  const directory = path.join(process.env.DATA_DIR || '.data', 'dynamodb');
+  const embedded = await startEmbeddedDynamoDb({ port: 0, directory, owner: { pid: process.pid, name: 'the keys CLI' } });
   process.env.DYNAMODB_PORT = String(embedded.port);
-  await ensureTable(runtimeConfig().tableName);
+  say(`Nothing listens on port ${port} (DYNAMODB_PORT): using the data directory ${directory} (DATA_DIR), table ${tableName()}`);
+  if ((await ensureTable(tableName())) === 'created') {
+    say(
+      `${directory} had no table yet, so this is not where your server keeps its data. ` +
+        'Set DYNAMODB_PORT (the port npm start prints) or DATA_DIR to the ones your server uses.',
+    );
+  }
   return embedded;
+}
+
+/** What the CLI tells about itself goes to stderr: stdout holds only results (a new key is its last line). */
+function say(line: string) {
+  process.stderr.write(`${line}\n`);
 }
 
 function isListening(port: number): Promise<boolean> {
@@ -129,6 +159,10 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    if (error instanceof StartupError) {
+      process.stderr.write(`Error: ${error.message}\n`);
+      process.exit(1);
+    }
     process.stderr.write(usage ? `${(error as Error).message}\n\n${USAGE}\n` : `Error: ${(error as Error).message}\n`);
     process.exit(usage ? 2 : 1);
   },

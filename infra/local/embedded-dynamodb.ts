@@ -1,9 +1,12 @@
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
+import { Level } from 'level';
 import { createDynamoDbClient } from '../../lib/store/client';
 import { tableDefinition } from '../../lib/store/table';
+import { StartupError } from './startup-error';
 
 export interface EmbeddedDynamoDb {
   port: number;
@@ -12,22 +15,87 @@ export interface EmbeddedDynamoDb {
   close(): Promise<void>;
 }
 
+export interface EmbeddedDynamoDbOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** Where the data persists; absent keeps it in memory (tests). */
+  directory?: string;
+  /** Names the port in a "port in use" message: the variable that sets it. */
+  portVariable?: string;
+  /** Who holds the directory while this runs, for the message another process gets: `npm start`'s pid and name. */
+  owner?: { pid: number; name: string };
+}
+
 /**
- * dynalite: DynamoDB's wire protocol and validation over LevelDB, in this process. With a
- * directory the data persists there; without one it lives in memory (tests).
+ * dynalite: DynamoDB's wire protocol and validation over LevelDB, in this process. The data
+ * directory is opened once first: dynalite opens it lazily and turns a failure into "Database is
+ * closed" on every request, where the user needs to know that another process holds it or that it
+ * is corrupted.
  */
-export async function startEmbeddedDynamoDb(options: { port: number; directory?: string }): Promise<EmbeddedDynamoDb> {
+export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions): Promise<EmbeddedDynamoDb> {
+  if (options.directory) await checkDataDirectory(options.directory);
   const server: Server = dynalite({ path: options.directory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? portInUse(options.port, options.portVariable ?? 'DYNAMODB_PORT') : error),
+    );
     server.listen(options.port, '127.0.0.1', () => resolve());
   });
+  const ownerFile = options.directory && ownerFileOf(options.directory);
+  if (ownerFile) await writeFile(ownerFile, JSON.stringify(options.owner ?? { pid: process.pid, name: 'a process' }));
   const { port } = server.address() as AddressInfo;
   return {
     port,
     endpoint: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+    close: async () => {
+      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      if (ownerFile) await rm(ownerFile, { force: true });
+    },
   };
+}
+
+export function portInUse(port: number, variable: string): StartupError {
+  return new StartupError(`port ${port} is in use by another process: stop it, or set ${variable} to another port`);
+}
+
+/** Beside the directory, not in it: LevelDB owns what is inside. */
+const ownerFileOf = (directory: string) => `${directory}.owner.json`;
+
+async function checkDataDirectory(directory: string): Promise<void> {
+  const db = new Level(directory);
+  try {
+    await db.open();
+  } catch (error) {
+    throw await dataDirectoryError(directory, error as LevelError);
+  } finally {
+    await db.close();
+  }
+}
+
+/** abstract-level's open error, with the underlying error (its `code` says which) as the cause. */
+type LevelError = Error & { code?: string; cause?: LevelError };
+
+async function dataDirectoryError(directory: string, error: LevelError): Promise<StartupError> {
+  const cause = error.cause ?? error;
+  if (cause.code === 'LEVEL_LOCKED') {
+    const owner = await liveOwner(directory);
+    return new StartupError(
+      `data directory ${directory} is in use by another process${owner ? ` (pid ${owner.pid}, ${owner.name})` : ''}: ` +
+        'stop it, or give this one its own DATA_DIR',
+    );
+  }
+  return new StartupError(`data directory ${directory} is corrupted: ${cause.message}. Move it away to start fresh`);
+}
+
+/** The process recorded as holding the directory, if it is still running. */
+async function liveOwner(directory: string): Promise<{ pid: number; name: string } | undefined> {
+  try {
+    const owner = JSON.parse(await readFile(ownerFileOf(directory), 'utf8')) as { pid: number; name: string };
+    process.kill(owner.pid, 0);
+    return owner;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Creates the service's table unless it exists, with the key design of lib/store/table. */

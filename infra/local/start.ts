@@ -1,48 +1,73 @@
+import './node-version-warning';
+import path from 'node:path';
 import { DEFAULT_DYNAMODB_PORT } from '../../lib/config/runtime';
 import { createApiKey, listApiKeys } from '../../lib/keys/api-keys';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
+import { writeKeyFile } from './key-file';
 import { localLogger as logger } from './local-logger';
-import { startLocalService } from './local-service';
+import { startLocalService, type LocalService } from './local-service';
+import { StartupError } from './startup-error';
 
 const DEV_ACCOUNT = 'dev';
 
 async function main() {
+  const dataDir = process.env.DATA_DIR || '.data';
   const service = await startLocalService({
     port: Number(process.env.PORT ?? 3000),
+    host: process.env.HOST || '127.0.0.1',
     dynamoDbPort: Number(process.env.DYNAMODB_PORT ?? DEFAULT_DYNAMODB_PORT),
-    dataDir: process.env.DATA_DIR || '.data',
+    dataDir,
   });
-  logger.info('started', { url: service.url, dynamoDbEndpoint: service.dynamoDbEndpoint });
+  logger.info('started', { url: service.url, dynamoDbEndpoint: service.dynamoDbEndpoint, dynamoDbPid: service.dynamoDbPid });
+  superviseUntilStopped(service);
 
   const lines = [`Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`];
-  if ((await listApiKeys(DEV_ACCOUNT)).length === 0) {
-    const { key } = await createApiKey(DEV_ACCOUNT);
-    lines.push(
-      `Created an API key for account '${DEV_ACCOUNT}'. It is shown only this once:`,
-      `  ${key}`,
-      'Try it:',
-      `  curl -s -H '${API_KEY_HEADER}: ${key}' '${service.url}/v1/webhooks?pageSize=10'`,
-    );
-  } else {
-    lines.push(`More keys: npm run keys -- create --account ${DEV_ACCOUNT}`);
-  }
-  // Printed, not logged: the one place a key is shown is the terminal of whoever started the server.
+  if ((await listApiKeys(DEV_ACCOUNT)).length === 0) lines.push(...(await firstDevKey(service, dataDir)));
+  else lines.push(`More keys: npm run keys -- create --account ${DEV_ACCOUNT}`);
   process.stdout.write(`${lines.join('\n')}\n`);
+}
 
+/**
+ * The one time a key is shown. On a terminal it is printed for whoever started the server; when
+ * stdout goes elsewhere (a log file, a pipe), it is written to a file only its owner can read, and
+ * only that file's path is printed, so that the key is never in a log.
+ */
+async function firstDevKey(service: LocalService, dataDir: string): Promise<string[]> {
+  const { key } = await createApiKey(DEV_ACCOUNT);
+  const tryIt = (keyExpression: string) => `  curl -s -H "${API_KEY_HEADER}: ${keyExpression}" '${service.url}/v1/webhooks?pageSize=10'`;
+  if (process.stdout.isTTY) {
+    return [`Created an API key for account '${DEV_ACCOUNT}'. It is shown only this once:`, `  ${key}`, 'Try it:', tryIt(key)];
+  }
+  const file = path.join(dataDir, 'dev-api-key');
+  await writeKeyFile(file, key);
+  logger.info('created an API key for the dev account', { account: DEV_ACCOUNT, file });
+  return [`Created an API key for account '${DEV_ACCOUNT}' in ${file} (readable by you only). Try it:`, tryIt(`$(cat ${file})`)];
+}
+
+/**
+ * SIGINT and SIGTERM stop the service cleanly; if the embedded DynamoDB's process dies, the service
+ * reports it and stops too, rather than answering 503 to everything.
+ */
+function superviseUntilStopped(service: LocalService) {
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (reason: string, exitCode: number) => {
     if (stopping) return;
     stopping = true;
-    logger.info('stopping', { signal });
+    logger.info('stopping', { reason });
     await service.close();
     logger.info('stopped');
-    process.exit(0);
+    process.exit(exitCode);
   };
-  process.on('SIGINT', (signal) => void stop(signal));
-  process.on('SIGTERM', (signal) => void stop(signal));
+  process.on('SIGINT', (signal) => void stop(signal, 0));
+  process.on('SIGTERM', (signal) => void stop(signal, 0));
+  void service.storeExit.then((exit) => {
+    logger.error('the embedded DynamoDB process exited; stopping', { exitCode: exit.code, signal: exit.signal });
+    void stop('embedded DynamoDB exited', 1);
+  });
 }
 
 main().catch((error: unknown) => {
-  logger.error('failed to start', error as Error);
+  if (error instanceof StartupError) logger.error('failed to start', { reason: error.message });
+  else logger.error('failed to start', error as Error);
   process.exit(1);
 });

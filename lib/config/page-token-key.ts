@@ -24,7 +24,7 @@ async function readPageTokenKey(): Promise<Buffer> {
   return parsePageTokenKey(SecretString, 'the page-token secret');
 }
 
-function parsePageTokenKey(hex: string | undefined, source: string): Buffer {
+export function parsePageTokenKey(hex: string | undefined, source: string): Buffer {
   const key = hex && /^([0-9a-fA-F]{2})+$/.test(hex.trim()) ? Buffer.from(hex.trim(), 'hex') : Buffer.alloc(0);
   if (key.length < MIN_PAGE_TOKEN_KEY_BYTES) {
     throw new Error(`${source} must hold at least ${MIN_PAGE_TOKEN_KEY_BYTES} bytes, hex-encoded`);

@@ -87,19 +87,25 @@ export async function resolveApiKey(key: string): Promise<ResolvedApiKey | undef
   return { account: item.account as string, keyId: item.keyId as string };
 }
 
-/** Marks the key revoked (kept for the audit trail). Returns the record, or undefined for an unknown key. */
-export async function revokeApiKey(key: string): Promise<ApiKeyRecord | undefined> {
-  const revoked = await unlessConditionFails(
+/**
+ * Marks the key revoked (kept for the audit trail); a key already revoked keeps its first revocation
+ * time. Undefined for an unknown key.
+ */
+export async function revokeApiKey(key: string): Promise<{ record: ApiKeyRecord; alreadyRevoked: boolean } | undefined> {
+  const now = new Date().toISOString();
+  const before = await unlessConditionFails(
     updateItem({
       TableName: tableName(),
       Key: apiKeyKey(hashApiKey(key)),
       UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':now': new Date().toISOString() },
-      ReturnValues: 'ALL_NEW',
+      ExpressionAttributeValues: { ':now': now },
+      ReturnValues: 'ALL_OLD',
     }),
   );
-  return revoked && toRecord(revoked);
+  if (!before) return undefined;
+  const alreadyRevoked = before.revokedAt !== undefined;
+  return { record: toRecord(alreadyRevoked ? before : { ...before, revokedAt: now }), alreadyRevoked };
 }
 
 export async function listApiKeys(account: string): Promise<ApiKeyRecord[]> {

@@ -146,7 +146,7 @@ describe('API keys', () => {
         { keyId: revoked.record.keyId, account, createdAt: revoked.record.createdAt, revokedAt: expect.any(String) },
       ].sort((a, b) => a.keyId.localeCompare(b.keyId)),
     );
-    expect(records.find((record) => record.revokedAt)?.revokedAt).toBe(revokedRecord?.revokedAt);
+    expect(records.find((record) => record.revokedAt)?.revokedAt).toBe(revokedRecord?.record.revokedAt);
     expect(JSON.stringify(records)).not.toContain(kept.key);
   });
 
@@ -169,13 +169,13 @@ describe('API keys', () => {
     expect(Items).toEqual([]);
   });
 
-  it('keeps the first revokedAt when a key is revoked twice', async () => {
+  it('keeps the first revokedAt when a key is revoked twice, and says the second time that it was already revoked', async () => {
     const { key } = await newKey();
     const first = await revokeApiKey(key);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const second = await revokeApiKey(key);
-    expect(first?.revokedAt).toEqual(expect.any(String));
-    expect(second?.revokedAt).toBe(first?.revokedAt);
+    expect(first).toEqual({ record: expect.objectContaining({ revokedAt: expect.any(String) }), alreadyRevoked: false });
+    expect(second).toEqual({ record: expect.objectContaining({ revokedAt: first?.record.revokedAt }), alreadyRevoked: true });
   });
 
   it('refuses an account name that is not lower-case letters, digits, - or _', async () => {

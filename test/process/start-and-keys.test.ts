@@ -1,8 +1,21 @@
+import { createServer, type AddressInfo } from 'node:net';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { useTempDir } from '../support/temp-dir';
 import { webhookInput } from '../support/factories';
-import { runScript, startServerProcess, type RunningServer } from '../support/processes';
+import { logLines, runScript, startServerProcess, type RunningServer } from '../support/processes';
 
 const KEY_PATTERN = /whk_[A-Za-z0-9_-]{43}/;
+
+/** A port nothing listens on (the OS hands out a free one and it is closed again). */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 async function call(server: RunningServer, key: string, method: string, urlPath: string, body?: unknown) {
   const response = await fetch(`${server.url}${urlPath}`, {
@@ -18,11 +31,15 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
   const env = () => ({ DATA_DIR: dataDirPath(), AUTHORIZER_CACHE_TTL_SECONDS: '0' });
 
   it('keeps everything across a SIGTERM and restart, and the keys CLI works with and without a running server', async () => {
-    // First start: a dev key is created and printed once, never logged.
+    // First start, with stdout not a terminal: the dev key goes to a file only its owner reads,
+    // and the output names the file, never the key.
     const first = await startServerProcess(env());
-    const devKey = KEY_PATTERN.exec(first.output())?.[0];
-    expect(devKey).toBeDefined();
-    const key = devKey!;
+    const keyFile = path.join(dataDirPath(), 'dev-api-key');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const key = readFileSync(keyFile, 'utf8').trim();
+    expect(key).toMatch(new RegExp(`^${KEY_PATTERN.source}$`));
+    expect(first.output()).toContain(keyFile);
+    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
     const created: string[] = [];
     for (let index = 0; index < 3; index += 1) {
@@ -34,10 +51,11 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     const firstPage = await call(first, key, 'GET', '/v1/webhooks?pageSize=2');
     expect(firstPage.body.webhooks.map((webhook: { id: string }) => webhook.id)).toEqual([created[2], created[1]]);
 
-    // The CLI finds the running server's store through DYNAMODB_PORT, like npm start.
+    // The CLI finds the running server's store through DYNAMODB_PORT, like npm start, and says so.
     const cliEnv = { ...env(), DYNAMODB_PORT: String(first.dynamoDbPort) };
     const acme = await runScript('infra/keys-cli.ts', ['create', '--account', 'acme'], cliEnv);
     expect(acme.code).toBe(0);
+    expect(acme.stderr).toContain(`Using the DynamoDB server on port ${first.dynamoDbPort} (DYNAMODB_PORT), table webhooks`);
     expect(acme.lastLine).toMatch(new RegExp(`^${KEY_PATTERN.source}$`));
     expect((await call(first, acme.lastLine, 'GET', '/v1/webhooks')).body).toEqual({ webhooks: [] });
     const listed = await runScript('infra/keys-cli.ts', ['list', '--account', 'acme'], cliEnv);
@@ -45,23 +63,37 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     expect(listed.stdout).not.toContain(acme.lastLine);
     const revoked = await runScript('infra/keys-cli.ts', ['revoke', acme.lastLine], cliEnv);
     expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toMatch(/^Revoked key [0-9a-f]{12} of account 'acme'\.$/m);
+    const again = await runScript('infra/keys-cli.ts', ['revoke', acme.lastLine], cliEnv);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^Key [0-9a-f]{12} of account 'acme' was already revoked at \S+\.$/m);
     expect((await call(first, acme.lastLine, 'GET', '/v1/webhooks')).status).toBe(401);
     expect((await runScript('infra/keys-cli.ts', ['list', '--account', 'acme'], cliEnv)).stdout).toMatch(/revoked \S+$/m);
 
     expect(await first.stop('SIGTERM')).toBe(0);
     const firstOutput = first.output();
-    expect(firstOutput.split(key).length - 1).toBe(2); // the key line and the curl line, nothing in the logs
+    expect(firstOutput).not.toContain(key);
     expect(firstOutput).not.toContain(secret);
+    expect(firstOutput).not.toContain('NodeVersionSupportWarning');
     expect(firstOutput).toContain('"message":"stopped"');
+    // Each request's log line names the caller's account, never its key.
+    const requests = logLines(firstOutput).filter((line) => line.message === 'request');
+    expect(requests.filter((line) => line.path === '/v1/webhooks' && line.method === 'POST')).toEqual(
+      Array.from({ length: 3 }, () => expect.objectContaining({ status: 201, account: 'dev' })),
+    );
+    expect(requests.some((line) => line.account === 'acme')).toBe(true);
 
-    // With no server running, the CLI opens the data directory itself.
+    // With no server running, the CLI opens the data directory itself, and says so.
     const offline = await runScript('infra/keys-cli.ts', ['create', '--account', 'beta'], { ...env(), DYNAMODB_PORT: String(first.dynamoDbPort) });
     expect(offline.code).toBe(0);
+    expect(offline.stderr).toContain(`using the data directory ${path.join(dataDirPath(), 'dynamodb')} (DATA_DIR)`);
+    expect(offline.stderr).not.toContain('had no table yet');
 
     // Second start on the same directory: no new dev key, same data, old page token still valid.
     const second = await startServerProcess(env());
     try {
       expect(KEY_PATTERN.test(second.output())).toBe(false);
+      expect(readFileSync(keyFile, 'utf8').trim()).toBe(key);
       expect((await call(second, key, 'GET', '/v1/webhooks:getSharedSecret')).body).toEqual({ secret });
       const nextPage = await call(second, key, 'GET', `/v1/webhooks?pageSize=2&pageToken=${firstPage.body.nextPageToken}`);
       expect(nextPage.status).toBe(200);
@@ -72,6 +104,15 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
       expect(await second.stop('SIGINT')).toBe(0);
     }
   }, 60_000);
+
+  it('says so when the data directory it opens has no table, pointing to DYNAMODB_PORT and DATA_DIR', async () => {
+    const result = await runScript('infra/keys-cli.ts', ['list', '--account', 'nobody'], {
+      DATA_DIR: path.join(dataDirPath(), 'elsewhere'),
+      DYNAMODB_PORT: String(await freePort()),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/had no table yet.*DYNAMODB_PORT.*DATA_DIR/);
+  });
 
   it('exits with a usage message and status 2 for an unknown command', async () => {
     const result = await runScript('infra/keys-cli.ts', ['frobnicate'], env());

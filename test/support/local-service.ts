@@ -23,7 +23,7 @@ export function useLocalService(env: Record<string, string> = {}): TestClient {
     else delete process.env.DYNAMODB_ENDPOINT;
     delete process.env.PAGE_TOKEN_KEY;
     Object.assign(process.env, { STAGE: 'local', TABLE_NAME: 'webhooks-http-test', AUTHORIZER_CACHE_TTL_SECONDS: '0', ...env });
-    service = await startLocalService({ port: 0, dynamoDbPort: 0 });
+    service = await startLocalService({ port: 0, host: '127.0.0.1', dynamoDbPort: 0 });
   });
   afterAll(async () => {
     await service?.close();

@@ -77,7 +77,7 @@ export async function startServerProcess(env: Record<string, string>, nodeArgs: 
   const server = await spawnListening(
     'infra/local/start.ts',
     { PORT: '0', DYNAMODB_PORT: '0', ...env },
-    /listening on (http:\/\/localhost:\d+) \(DynamoDB at http:\/\/127\.0\.0\.1:(\d+)\)/,
+    /listening on (http:\/\/\S+:\d+) \(DynamoDB at http:\/\/127\.0\.0\.1:(\d+)\)/,
     [...npmStartNodeArgs(), ...nodeArgs],
   );
   return { ...server, url: server.match[1]!, dynamoDbPort: Number(server.match[2]) };
@@ -91,4 +91,37 @@ export async function runScript(entry: string, args: string[], env: Record<strin
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
   return { code, stdout, stderr, lastLine: stdout.trimEnd().split('\n').at(-1) ?? '' };
+}
+
+/** Whether a process with this pid is running (a zombie, exited but not yet reaped, is not). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // The state follows the command name, which is in parentheses and may itself hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once the process has exited; fails the test when it still runs after `timeoutMs`. */
+export async function waitUntilGone(pid: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (isRunning(pid)) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} still runs after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The JSON log lines a process printed (other lines, such as the banner, left out). */
+export function logLines(output: string): Record<string, unknown>[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }

@@ -1,0 +1,40 @@
+/**
+ * The embedded DynamoDB server as a process of its own, started by dynamodb-process.ts over an IPC
+ * channel: it reports `listening` or `failed`, stops on `stop` or SIGTERM, and stops by itself when
+ * the channel closes, which is how it learns that its parent died, even by SIGKILL.
+ */
+import { startEmbeddedDynamoDb, type EmbeddedDynamoDbOptions } from './embedded-dynamodb';
+import type { DynamoDbProcessMessage } from './dynamodb-process';
+import { StartupError } from './startup-error';
+
+function report(message: DynamoDbProcessMessage): Promise<void> {
+  return new Promise((resolve) => (process.connected ? process.send!(message, undefined, {}, () => resolve()) : resolve()));
+}
+
+async function main() {
+  // Ctrl-C in a terminal signals the whole process group: the parent decides when the store stops,
+  // after the requests under way have finished.
+  process.on('SIGINT', () => undefined);
+  const options = JSON.parse(process.env.EMBEDDED_DYNAMODB_OPTIONS ?? '{}') as EmbeddedDynamoDbOptions;
+  let store: Awaited<ReturnType<typeof startEmbeddedDynamoDb>>;
+  try {
+    store = await startEmbeddedDynamoDb(options);
+  } catch (error) {
+    const known = error instanceof StartupError;
+    await report({ type: 'failed', reason: known ? error.message : String((error as Error).stack ?? error), known });
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await store.close();
+    process.exit(0);
+  };
+  process.on('message', (message: DynamoDbProcessMessage) => void (message.type === 'stop' && stop()));
+  process.on('disconnect', () => void stop());
+  process.on('SIGTERM', () => void stop());
+  await report({ type: 'listening', port: store.port, pid: process.pid });
+}
+
+void main();

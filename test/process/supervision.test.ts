@@ -1,0 +1,231 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import path from 'node:path';
+import { useTempDir } from '../support/temp-dir';
+import {
+  isRunning,
+  logLines,
+  npmStartNodeArgs,
+  runScript,
+  startServerProcess,
+  waitUntilGone,
+  type RunningServer,
+} from '../support/processes';
+
+const dataDirs = useTempDir('webhooks-supervision-');
+let runs = 0;
+/** A data directory of its own for each server, so that no test holds another's. */
+const freshDataDir = () => path.join(dataDirs(), `data-${(runs += 1)}`);
+
+/** The pid of the embedded DynamoDB's process, from the "started" log line. */
+function storePid(server: RunningServer): number {
+  const started = logLines(server.output()).find((line) => line.message === 'started');
+  return started!.dynamoDbPid as number;
+}
+
+/** `npm start` run to its end, for starts that must fail: its exit code and output. */
+function failedStart(env: Record<string, string>) {
+  return runScript('infra/local/start.ts', [], { PORT: '0', DYNAMODB_PORT: '0', ...env }, npmStartNodeArgs());
+}
+
+/** The one structured "failed to start" line, and no stack trace or raw dynalite error anywhere. */
+function failureReason(result: { code: number | null; stdout: string; stderr: string }): string {
+  expect(result.code).toBe(1);
+  const output = `${result.stdout}\n${result.stderr}`;
+  const failures = logLines(output).filter((line) => line.message === 'failed to start');
+  expect(failures).toHaveLength(1);
+  expect(output).not.toMatch(/\n\s+at |Database is closed/);
+  return failures[0]!.reason as string;
+}
+
+describe('npm start runs the embedded DynamoDB in a process of its own', () => {
+  it('listens on 127.0.0.1 by default, the store in another process', async () => {
+    const server = await startServerProcess({ DATA_DIR: freshDataDir() });
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const port = Number(new URL(server.url).port);
+      expect(listeningAddresses(port)).toEqual(['127.0.0.1']);
+      const pid = storePid(server);
+      expect(pid).not.toBe(server.process.pid);
+      expect(isRunning(pid)).toBe(true);
+      expect((await fetch(`${server.url}/v1/webhooks`)).status).toBe(401);
+    } finally {
+      await server.stop('SIGTERM');
+    }
+  });
+
+  it.each(['SIGINT', 'SIGTERM'] as const)('stops both processes cleanly on %s, leaving no orphan', async (signal) => {
+    const server = await startServerProcess({ DATA_DIR: freshDataDir() });
+    const pid = storePid(server);
+    // Ctrl-C in a terminal signals the whole process group; a SIGTERM usually reaches only the parent.
+    if (signal === 'SIGINT') process.kill(pid, 'SIGINT');
+    expect(await server.stop(signal)).toBe(0);
+    await waitUntilGone(pid);
+    expect(server.output()).toContain('"message":"stopped"');
+  });
+
+  it('stops the store when npm start is killed with SIGKILL', async () => {
+    const server = await startServerProcess({ DATA_DIR: freshDataDir() });
+    const pid = storePid(server);
+    await server.stop('SIGKILL');
+    await waitUntilGone(pid);
+  });
+
+  it('reports a crash of the store, stops and exits with 1', async () => {
+    const server = await startServerProcess({ DATA_DIR: freshDataDir() });
+    process.kill(storePid(server), 'SIGKILL');
+    const exitCode = await server.stop('SIGCONT'); // waits for the exit; SIGCONT changes nothing
+    expect(exitCode).toBe(1);
+    const lines = logLines(server.output());
+    expect(lines).toContainEqual(expect.objectContaining({ message: 'the embedded DynamoDB process exited; stopping', signal: 'SIGKILL' }));
+    expect(lines.at(-1)).toMatchObject({ message: 'stopped' });
+  });
+
+  it('keeps what was written before a SIGKILL of npm start', async () => {
+    const dataDir = freshDataDir();
+    const first = await startServerProcess({ DATA_DIR: dataDir });
+    const key = readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim();
+    const headers = { 'x-service-api-key': key };
+    const { secret } = (await (await fetch(`${first.url}/v1/webhooks:generateOrRotateSharedSecret`, { method: 'POST', headers })).json()) as { secret: string };
+    await first.stop('SIGKILL');
+    await waitUntilGone(storePid(first));
+    const second = await startServerProcess({ DATA_DIR: dataDir });
+    try {
+      expect(await (await fetch(`${second.url}/v1/webhooks:getSharedSecret`, { headers })).json()).toEqual({ secret });
+    } finally {
+      await second.stop('SIGTERM');
+    }
+  });
+});
+
+describe('npm start refuses to start, in one structured line', () => {
+  it('when another running server holds the data directory, naming its pid', async () => {
+    const dataDir = freshDataDir();
+    const running = await startServerProcess({ DATA_DIR: dataDir });
+    try {
+      const reason = failureReason(await failedStart({ DATA_DIR: dataDir }));
+      expect(reason).toBe(
+        `data directory ${path.join(dataDir, 'dynamodb')} is in use by another process (pid ${running.process.pid}, npm start): ` +
+          'stop it, or give this one its own DATA_DIR',
+      );
+      // The keys CLI, opening the directory itself (nothing on its DYNAMODB_PORT), is told the same.
+      const cli = await runScript('infra/keys-cli.ts', ['list', '--account', 'dev'], { DATA_DIR: dataDir, DYNAMODB_PORT: '1' });
+      expect(cli.code).toBe(1);
+      expect(cli.stderr).toContain(`is in use by another process (pid ${running.process.pid}, npm start)`);
+    } finally {
+      await running.stop('SIGTERM');
+    }
+  });
+
+  it('when the data directory is corrupted, saying what and to move it away', async () => {
+    const dataDir = freshDataDir();
+    await (await startServerProcess({ DATA_DIR: dataDir })).stop('SIGTERM');
+    const store = path.join(dataDir, 'dynamodb');
+    for (const file of await readdir(store)) if (file.startsWith('MANIFEST-')) await writeFile(path.join(store, file), 'not a manifest');
+    const reason = failureReason(await failedStart({ DATA_DIR: dataDir }));
+    expect(reason).toMatch(new RegExp(`^data directory ${escape(store)} is corrupted: Corruption: .+\\. Move it away to start fresh$`));
+  });
+
+  it.each([
+    ['empty', ''],
+    ['too short', 'abcd'],
+    ['not hex', 'z'.repeat(64)],
+  ])('when DATA_DIR/page-token.key is %s, naming the file', async (_, content) => {
+    const dataDir = freshDataDir();
+    await mkdir(dataDir, { recursive: true });
+    const file = path.join(dataDir, 'page-token.key');
+    await writeFile(file, content);
+    const reason = failureReason(await failedStart({ DATA_DIR: dataDir }));
+    expect(reason).toBe(`${file} must hold at least 32 bytes, hex-encoded: delete it to make a new one (page tokens handed out before stop working)`);
+  });
+
+  it('when PAGE_TOKEN_KEY is set and not a key, naming it', async () => {
+    const reason = failureReason(await failedStart({ DATA_DIR: freshDataDir(), PAGE_TOKEN_KEY: 'short' }));
+    expect(reason).toBe('PAGE_TOKEN_KEY must hold at least 32 bytes, hex-encoded');
+  });
+
+  it.each([
+    ['PORT', 'PORT'],
+    ['DYNAMODB_PORT', 'DYNAMODB_PORT'],
+  ])('when %s is taken, naming the variable', async (variable) => {
+    const blocker = await listeningServer();
+    try {
+      const port = (blocker.address() as { port: number }).port;
+      const reason = failureReason(await failedStart({ DATA_DIR: freshDataDir(), [variable]: String(port) }));
+      expect(reason).toBe(`port ${port} is in use by another process: stop it, or set ${variable} to another port`);
+    } finally {
+      blocker.close();
+    }
+  });
+});
+
+describe('the page-token key file', () => {
+  it('is written with mode 0600 and no temporary file left beside it', async () => {
+    const dataDir = freshDataDir();
+    await (await startServerProcess({ DATA_DIR: dataDir })).stop('SIGTERM');
+    expect((await stat(path.join(dataDir, 'page-token.key'))).mode & 0o777).toBe(0o600);
+    expect((await readdir(dataDir)).filter((file) => file.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('the first dev API key on a terminal', () => {
+  it('is printed once with a curl line, and no key file is written', async () => {
+    const dataDir = freshDataDir();
+    const output = await runOnTerminalUntil({ DATA_DIR: dataDir }, /curl -s .*pageSize=10'/);
+    const key = /^ {2}(whk_[A-Za-z0-9_-]{43})\r?$/m.exec(output)?.[1];
+    expect(key).toBeDefined();
+    expect(output.split(key!).length - 1).toBe(2); // the key line and the curl line
+    await expect(stat(path.join(dataDir, 'dev-api-key'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+/** Runs `npm start` with stdout on a pseudo-terminal (util-linux `script`) until its output matches, then stops it. */
+async function runOnTerminalUntil(env: Record<string, string>, pattern: RegExp): Promise<string> {
+  const command = [process.execPath, ...npmStartNodeArgs(), '--import', 'tsx', 'infra/local/start.ts'].join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0', POWERTOOLS_LOG_LEVEL: 'INFO', ...env },
+  });
+  let output = '';
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (pattern.test(output)) resolve();
+    });
+    void exited.then(() => reject(new Error(`exited before printing ${pattern}:\n${output}`)));
+  });
+  // The server is the session leader's child: stop it through the started line's store pid's parent.
+  const server = logLines(output.replace(/\r/g, '')).find((line) => line.message === 'started');
+  const serverPid = Number(readFileSync(`/proc/${server!.dynamoDbPid as number}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+  process.kill(serverPid, 'SIGTERM');
+  await exited;
+  return output.replace(/\r/g, '');
+}
+
+/** Local addresses a TCP port is listening on, read from the kernel's socket table (no traffic sent). */
+function listeningAddresses(port: number): string[] {
+  const addresses: string[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').trim().split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      const [hexAddress, hexPort] = local!.split(':');
+      if (state !== '0A' || parseInt(hexPort!, 16) !== port) continue; // 0A: LISTEN
+      addresses.push(
+        hexAddress!.length === 8 ? hexAddress!.match(/../g)!.reverse().map((byte) => parseInt(byte, 16)).join('.') : `ipv6:${hexAddress}`,
+      );
+    }
+  }
+  return addresses;
+}
+
+function listeningServer(): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
