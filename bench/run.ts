@@ -1,3 +1,4 @@
+import '../infra/local/node-version-warning';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { localLogger } from '../infra/local/local-logger';

@@ -2,23 +2,24 @@ import { randomBytes } from 'node:crypto';
 import { BatchWriteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
+import { startDynamoDbProcess } from '../../infra/local/dynamodb-process';
 import { ensureTable } from '../../infra/local/embedded-dynamodb';
 import type { WebhookStatus } from '../../lib/schemas/fields';
 import type { Webhook } from '../../lib/schemas/webhook';
 import { dynamoDb, tableName } from '../../lib/store/client';
 import { webhookItem } from '../../lib/store/webhooks';
-import { spawnListening, type ListeningProcess } from '../../test/support/processes';
 
 export const BENCH_TABLE = 'webhooks-bench';
 
 /**
- * The embedded DynamoDB server in its own process, and this process's configuration pointed at
- * it (the table, a page-token key), so that servers under test and the bench itself share it.
+ * The embedded DynamoDB server in its own process, as `npm start` runs it (in memory here), and this
+ * process's configuration pointed at it (the table, a page-token key), so that servers under test
+ * and the bench itself share it.
  */
 export async function startBenchStore(): Promise<{ endpoint: string; env: Record<string, string>; pid: number; stop: () => Promise<unknown> }> {
-  const dynamo: ListeningProcess = await spawnListening('bench/processes/dynamodb.ts', {}, /dynamodb listening on (\S+)/);
+  const dynamo = await startDynamoDbProcess({ port: 0 });
   const env = {
-    DYNAMODB_ENDPOINT: dynamo.match[1]!,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
     TABLE_NAME: BENCH_TABLE,
     PAGE_TOKEN_KEY: randomBytes(32).toString('hex'),
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
@@ -26,7 +27,7 @@ export async function startBenchStore(): Promise<{ endpoint: string; env: Record
   Object.assign(process.env, env);
   delete process.env.DYNAMODB_PORT;
   await ensureTable(BENCH_TABLE);
-  return { endpoint: env.DYNAMODB_ENDPOINT, env, pid: dynamo.process.pid!, stop: () => dynamo.stop() };
+  return { endpoint: env.DYNAMODB_ENDPOINT, env, pid: dynamo.pid, stop: () => dynamo.close() };
 }
 
 export function benchWebhook(status: WebhookStatus): Webhook {
