@@ -7,7 +7,6 @@ import type { UsagePlanName } from '../lib/config/stages';
 import { apiKeyId, assertAccountName, createApiKey, generateApiKey, listApiKeys, revokeApiKey } from '../lib/keys/api-keys';
 import { createGatewayKey, deleteGatewayKey, describeDeployedStage, type DeployedStage } from './deployed-stage';
 import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './local/embedded-dynamodb';
-import { StartupError } from './local/startup-error';
 
 const USAGE = `Usage:
   npm run keys -- create --account <name> [--stage <stage>] [--plan standard|unlimited]
@@ -159,10 +158,6 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    if (error instanceof StartupError) {
-      process.stderr.write(`Error: ${error.message}\n`);
-      process.exit(1);
-    }
     process.stderr.write(usage ? `${(error as Error).message}\n\n${USAGE}\n` : `Error: ${(error as Error).message}\n`);
     process.exit(usage ? 2 : 1);
   },
