@@ -23,7 +23,10 @@ async function main() {
 
   const lines = [`Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`];
   if ((await listApiKeys(DEV_ACCOUNT)).length === 0) lines.push(...(await firstDevKey(service, dataDir)));
-  else lines.push(`More keys: npm run keys -- create --account ${DEV_ACCOUNT}`);
+  else {
+    const port = process.env.DYNAMODB_ENDPOINT ? '' : `DYNAMODB_PORT=${new URL(service.dynamoDbEndpoint).port} `;
+    lines.push(`More keys: ${port}npm run keys -- create --account ${DEV_ACCOUNT}`);
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

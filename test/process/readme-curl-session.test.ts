@@ -55,7 +55,7 @@ describe("the README's curl session", () => {
     expect(page1).toEqual({ webhooks: [second], nextPageToken: expect.any(String) });
     expect(page2).toEqual({ webhooks: [first] });
     expect(got).toEqual(first);
-    expect(patched).toEqual({ ...first, name: 'paused treasury', includeLogs: true });
+    expect(patched).toEqual({ ...first, name: 'treasury with logs', includeLogs: true });
     expect(deactivated).toEqual({ ...patched, status: 'inactive' });
     expect(reactivated).toEqual(patched);
     expect(removed).toEqual(patched);

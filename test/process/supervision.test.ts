@@ -66,6 +66,29 @@ describe('npm start runs the embedded DynamoDB in a process of its own', () => {
     expect(server.output()).toContain('"message":"stopped"');
   });
 
+  it('stops both when SIGTERM is sent to the npm process itself (as `kill $!` after `npm start &` does)', async () => {
+    const npm = spawn('npm', ['start'], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0', DATA_DIR: freshDataDir(), POWERTOOLS_LOG_LEVEL: 'INFO' },
+    });
+    let output = '';
+    const exited = new Promise((resolve) => npm.once('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      npm.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (/"message":"started"/.test(output) && /listening on/.test(output)) resolve();
+      });
+      void exited.then(() => reject(new Error(`npm start exited before listening:\n${output}`)));
+    });
+    const started = logLines(output).find((line) => line.message === 'started')!;
+    const pid = started.dynamoDbPid as number;
+    const serverPid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    npm.kill('SIGTERM');
+    await exited;
+    await waitUntilGone(serverPid);
+    await waitUntilGone(pid);
+  });
+
   it('stops the store when npm start is killed with SIGKILL', async () => {
     const server = await startServerProcess({ DATA_DIR: freshDataDir() });
     const pid = storePid(server);
@@ -114,6 +137,7 @@ describe('npm start refuses to start, in one structured line', () => {
       const cli = await runScript('infra/keys-cli.ts', ['list', '--account', 'dev'], { DATA_DIR: dataDir, DYNAMODB_PORT: '1' });
       expect(cli.code).toBe(1);
       expect(cli.stderr).toContain(`is in use by another process (pid ${running.process.pid}, npm start)`);
+      expect(cli.stderr).toContain('If that is your server, set DYNAMODB_PORT to its DynamoDB port');
     } finally {
       await running.stop('SIGTERM');
     }

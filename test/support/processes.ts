@@ -61,15 +61,18 @@ export async function spawnListening(
   };
 }
 
-/** The node flags of package.json's start script (`node <flags> --import tsx infra/local/start.ts`). */
+/**
+ * The node flags of package.json's start script (`exec node <flags> --import tsx infra/local/start.ts`).
+ * `exec` makes node replace the shell npm runs the script in, so that the signals npm passes on reach it.
+ */
 export function npmStartNodeArgs(): string[] {
   const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const words = start.trim().split(/\s+/);
   const entry = words.indexOf('--import');
-  if (words[0] !== 'node' || words.slice(entry).join(' ') !== '--import tsx infra/local/start.ts') {
-    throw new Error(`package.json start script is not 'node <flags> --import tsx infra/local/start.ts': ${start}`);
+  if (words[0] !== 'exec' || words[1] !== 'node' || words.slice(entry).join(' ') !== '--import tsx infra/local/start.ts') {
+    throw new Error(`package.json start script is not 'exec node <flags> --import tsx infra/local/start.ts': ${start}`);
   }
-  return words.slice(1, entry);
+  return words.slice(2, entry);
 }
 
 /** `npm start` as a child process (its node flags included), on free ports, until it prints where it listens. */
