@@ -7,7 +7,6 @@ import type { UsagePlanName } from '../lib/config/stages';
 import { apiKeyId, assertAccountName, createApiKey, generateApiKey, listApiKeys, revokeApiKey } from '../lib/keys/api-keys';
 import { createGatewayKey, deleteGatewayKey, describeDeployedStage, type DeployedStage } from './deployed-stage';
 import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './local/embedded-dynamodb';
-import { StartupError } from './local/startup-error';
 
 const USAGE = `Usage:
   npm run keys -- create --account <name> [--stage <stage>] [--plan standard|unlimited]
@@ -127,15 +126,13 @@ async function useLocalStore(): Promise<EmbeddedDynamoDb | undefined> {
     return undefined;
   }
   const directory = path.join(process.env.DATA_DIR || '.data', 'dynamodb');
-  const embedded = await startEmbeddedDynamoDb({ port: 0, directory, owner: { pid: process.pid, name: 'the keys CLI' } }).catch(
-    (error: unknown) => {
-      // Most likely the server itself holds it, on a port other than the one looked at.
-      if (error instanceof StartupError && error.message.includes('in use')) {
-        error.message = `${error.message}. If that is your server, set DYNAMODB_PORT to its DynamoDB port (npm start prints it)`;
-      }
-      throw error;
-    },
-  );
+  const embedded = await startEmbeddedDynamoDb({
+    port: 0,
+    directory,
+    owner: { pid: process.pid, name: 'the keys CLI' },
+    // Most likely the server itself holds it, on a port other than the one looked at.
+    whenInUse: 'stop it, or give this one its own DATA_DIR. If that is your server, set DYNAMODB_PORT to its DynamoDB port (npm start prints it)',
+  });
   process.env.DYNAMODB_PORT = String(embedded.port);
   say(`Nothing listens on port ${port} (DYNAMODB_PORT): using the data directory ${directory} (DATA_DIR), table ${tableName()}`);
   if ((await ensureTable(tableName())) === 'created') {

@@ -24,6 +24,8 @@ export interface EmbeddedDynamoDbOptions {
   portVariable?: string;
   /** Who holds the directory while this runs, for the message another process gets: `npm start`'s pid and name. */
   owner?: { pid: number; name: string };
+  /** What to do when another process holds the directory; by default, stop it or use another DATA_DIR. */
+  whenInUse?: string;
 }
 
 /**
@@ -33,7 +35,7 @@ export interface EmbeddedDynamoDbOptions {
  * is corrupted.
  */
 export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions): Promise<EmbeddedDynamoDb> {
-  if (options.directory) await checkDataDirectory(options.directory);
+  if (options.directory) await checkDataDirectory(options.directory, options.whenInUse ?? 'stop it, or give this one its own DATA_DIR');
   const server: Server = dynalite({ path: options.directory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
@@ -61,12 +63,12 @@ export function portInUse(port: number, variable: string): StartupError {
 /** Beside the directory, not in it: LevelDB owns what is inside. */
 const ownerFileOf = (directory: string) => `${directory}.owner.json`;
 
-async function checkDataDirectory(directory: string): Promise<void> {
+async function checkDataDirectory(directory: string, whenInUse: string): Promise<void> {
   const db = new Level(directory);
   try {
     await db.open();
   } catch (error) {
-    throw await dataDirectoryError(directory, error as LevelError);
+    throw await dataDirectoryError(directory, error as LevelError, whenInUse);
   } finally {
     await db.close();
   }
@@ -75,13 +77,12 @@ async function checkDataDirectory(directory: string): Promise<void> {
 /** abstract-level's open error, with the underlying error (its `code` says which) as the cause. */
 type LevelError = Error & { code?: string; cause?: LevelError };
 
-async function dataDirectoryError(directory: string, error: LevelError): Promise<StartupError> {
+async function dataDirectoryError(directory: string, error: LevelError, whenInUse: string): Promise<StartupError> {
   const cause = error.cause ?? error;
   if (cause.code === 'LEVEL_LOCKED') {
     const owner = await liveOwner(directory);
     return new StartupError(
-      `data directory ${directory} is in use by another process${owner ? ` (pid ${owner.pid}, ${owner.name})` : ''}: ` +
-        'stop it, or give this one its own DATA_DIR',
+      `data directory ${directory} is in use by another process${owner ? ` (pid ${owner.pid}, ${owner.name})` : ''}: ${whenInUse}`,
     );
   }
   return new StartupError(`data directory ${directory} is corrupted: ${cause.message}. Move it away to start fresh`);
