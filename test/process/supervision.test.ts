@@ -8,6 +8,7 @@ import {
   isRunning,
   logLines,
   npmStartNodeArgs,
+  procStat,
   runScript,
   startServerProcess,
   waitUntilGone,
@@ -82,7 +83,7 @@ describe('npm start runs the embedded DynamoDB in a process of its own', () => {
     });
     const started = logLines(output).find((line) => line.message === 'started')!;
     const pid = started.dynamoDbPid as number;
-    const serverPid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+    const serverPid = procStat(pid)!.parentPid;
     npm.kill('SIGTERM');
     await exited;
     await waitUntilGone(serverPid);
@@ -223,7 +224,7 @@ async function runOnTerminalUntil(env: Record<string, string>, pattern: RegExp):
   });
   // The server is the session leader's child: stop it through the started line's store pid's parent.
   const server = logLines(output.replace(/\r/g, '')).find((line) => line.message === 'started');
-  const serverPid = Number(readFileSync(`/proc/${server!.dynamoDbPid as number}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+  const serverPid = procStat(server!.dynamoDbPid as number)!.parentPid;
   process.kill(serverPid, 'SIGTERM');
   await exited;
   return output.replace(/\r/g, '');

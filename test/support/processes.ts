@@ -96,6 +96,18 @@ export async function runScript(entry: string, args: string[], env: Record<strin
   return { code, stdout, stderr, lastLine: stdout.trimEnd().split('\n').at(-1) ?? '' };
 }
 
+/** A process's state letter and parent pid, from the kernel's /proc/<pid>/stat; undefined once it is gone. */
+export function procStat(pid: number): { state: string; parentPid: number } | undefined {
+  try {
+    // The fields after the command name, which is in parentheses and may itself hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state = '', parentPid = ''] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state, parentPid: Number(parentPid) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether a process with this pid is running (a zombie, exited but not yet reaped, is not). */
 export function isRunning(pid: number): boolean {
   try {
@@ -103,13 +115,8 @@ export function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
-  try {
-    // The state follows the command name, which is in parentheses and may itself hold spaces.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
+  const stat = procStat(pid);
+  return stat !== undefined && stat.state !== 'Z';
 }
 
 /** Resolves once the process has exited; fails the test when it still runs after `timeoutMs`. */
