@@ -55,8 +55,8 @@ export class TooManyRequests extends ApiError {
 }
 
 export class ServiceUnavailable extends ApiError {
-  constructor(retryAfterSeconds = 1) {
-    super(503, SERVICE_UNAVAILABLE_MESSAGE, {
+  constructor(retryAfterSeconds = 1, message = SERVICE_UNAVAILABLE_MESSAGE) {
+    super(503, message, {
       'Retry-After': String(retryAfterSeconds),
     });
   }

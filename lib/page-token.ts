@@ -2,15 +2,19 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BadRequest } from './errors';
 
 /**
- * Page tokens: the id of the last webhook a page returned, signed with a server key over the
- * account and the status filter the page was listed with. A token altered, forged, taken to another
- * account or reused with another filter fails the signature check. Layout (base64url):
- * version (1 byte) | last id as UUID bytes (16) | HMAC-SHA256 truncated to 16 bytes.
+ * Page tokens: where the last page ended, signed with a server key over the list it belongs to. A
+ * token altered, forged, taken to another account or list, or reused with another filter fails the
+ * signature check. Layout (base64url): version (1 byte) | position | HMAC-SHA256 truncated to 16 bytes.
+ *
+ * - Webhook lists: the position is the last webhook's id (16 bytes), signed over the account and the
+ *   status filter.
+ * - A webhook's addresses: the position is the last address (20 bytes), signed over the account and
+ *   the webhook's id.
  */
 const VERSION = 1;
 const ID_BYTES = 16;
+const ADDRESS_BYTES = 20;
 const MAC_BYTES = 16;
-const TOKEN_BYTES = 1 + ID_BYTES + MAC_BYTES;
 
 export interface PageTokenScope {
   account: string;
@@ -18,24 +22,49 @@ export interface PageTokenScope {
 }
 
 export const INVALID_PAGE_TOKEN = 'Invalid pageToken: pass the nextPageToken of an earlier call with the same status filter';
+export const INVALID_ADDRESS_PAGE_TOKEN = "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's addresses";
+
+/** What a token is signed over: the list, then its scope, each field length-prefixed. */
+type SignedScope = [list: Buffer, ...fields: string[]];
 
 export function encodePageToken(key: Buffer, scope: PageTokenScope, lastId: string): string {
-  const id = Buffer.from(lastId.replaceAll('-', ''), 'hex');
-  if (id.length !== ID_BYTES) throw new Error('Page token ids must be UUIDs');
-  const head = Buffer.concat([Buffer.of(VERSION), id]);
-  return Buffer.concat([head, mac(key, scope, head)]).toString('base64url');
+  return encode(key, webhooksScope(scope), uuidBytes(lastId));
 }
 
 /** The last id of the earlier page; a 400 for any token this server did not issue for this scope. */
 export function decodePageToken(key: Buffer, scope: PageTokenScope, token: string): string {
-  const bytes = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, 'base64url') : Buffer.alloc(0);
-  if (bytes.length !== TOKEN_BYTES || bytes[0] !== VERSION || bytes.toString('base64url') !== token) {
-    throw new BadRequest(INVALID_PAGE_TOKEN);
-  }
-  const head = bytes.subarray(0, 1 + ID_BYTES);
-  if (!timingSafeEqual(bytes.subarray(1 + ID_BYTES), mac(key, scope, head))) throw new BadRequest(INVALID_PAGE_TOKEN);
-  const hex = head.subarray(1).toString('hex');
+  const hex = decode(key, webhooksScope(scope), token, ID_BYTES, INVALID_PAGE_TOKEN).toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function encodeAddressPageToken(key: Buffer, account: string, webhookId: string, lastAddress: string): string {
+  return encode(key, [ADDRESSES, account, webhookId], Buffer.from(lastAddress.slice(2), 'hex'));
+}
+
+/** The last address of the earlier page; a 400 for any token this server did not issue for this webhook. */
+export function decodeAddressPageToken(key: Buffer, account: string, webhookId: string, token: string): string {
+  return `0x${decode(key, [ADDRESSES, account, webhookId], token, ADDRESS_BYTES, INVALID_ADDRESS_PAGE_TOKEN).toString('hex')}`;
+}
+
+function uuidBytes(id: string): Buffer {
+  const bytes = Buffer.from(id.replaceAll('-', ''), 'hex');
+  if (bytes.length !== ID_BYTES) throw new Error('Page token ids must be UUIDs');
+  return bytes;
+}
+
+function encode(key: Buffer, scope: SignedScope, position: Buffer): string {
+  const head = Buffer.concat([Buffer.of(VERSION), position]);
+  return Buffer.concat([head, mac(key, scope, head)]).toString('base64url');
+}
+
+function decode(key: Buffer, scope: SignedScope, token: string, positionBytes: number, invalid: string): Buffer {
+  const bytes = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, 'base64url') : Buffer.alloc(0);
+  if (bytes.length !== 1 + positionBytes + MAC_BYTES || bytes[0] !== VERSION || bytes.toString('base64url') !== token) {
+    throw new BadRequest(invalid);
+  }
+  const head = bytes.subarray(0, 1 + positionBytes);
+  if (!timingSafeEqual(bytes.subarray(1 + positionBytes), mac(key, scope, head))) throw new BadRequest(invalid);
+  return head.subarray(1);
 }
 
 /** Each field length-prefixed, so that no two scopes serialise to the same bytes. */
@@ -47,14 +76,13 @@ function lengthPrefixed(field: string): Buffer {
   return prefixed;
 }
 
-const PURPOSE = lengthPrefixed('webhooks');
+const WEBHOOKS = lengthPrefixed('webhooks');
+const ADDRESSES = lengthPrefixed('addresses');
 
-function mac(key: Buffer, scope: PageTokenScope, head: Buffer): Buffer {
-  return createHmac('sha256', key)
-    .update(PURPOSE)
-    .update(lengthPrefixed(scope.account))
-    .update(lengthPrefixed(scope.status ?? ''))
-    .update(head)
-    .digest()
-    .subarray(0, MAC_BYTES);
+const webhooksScope = (scope: PageTokenScope): SignedScope => [WEBHOOKS, scope.account, scope.status ?? ''];
+
+function mac(key: Buffer, [list, ...fields]: SignedScope, head: Buffer): Buffer {
+  const hmac = createHmac('sha256', key).update(list);
+  for (const field of fields) hmac.update(lengthPrefixed(field));
+  return hmac.update(head).digest().subarray(0, MAC_BYTES);
 }

@@ -1,4 +1,5 @@
 import * as z from './schemas/zod';
+import { addressesBody, addressList, listAddressesQuery } from './schemas/addresses';
 import { rotateSharedSecretBody, sharedSecret } from './schemas/shared-secret';
 import {
   createWebhookBody,
@@ -35,7 +36,25 @@ export interface Route {
   usesPageTokens?: true;
 }
 
-export type TableAction = 'dynamodb:GetItem' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:DeleteItem' | 'dynamodb:Query';
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:DeleteItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:BatchGetItem'
+  | 'dynamodb:BatchWriteItem';
+
+/** What a change to a webhook's addresses sends: its lease, its record, its reads and batch writes. */
+const ADDRESS_CHANGE_ACTIONS: TableAction[] = [
+  'dynamodb:UpdateItem',
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:PutItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:Query',
+];
 
 const noParameters = z.strictObject({});
 
@@ -89,7 +108,7 @@ export const routes = {
     pathParameters: noParameters,
     body: createWebhookBody,
     response: webhook,
-    tableActions: ['dynamodb:PutItem'],
+    tableActions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem'],
   }),
   getWebhook: route({
     operationId: 'getWebhook',
@@ -123,7 +142,43 @@ export const routes = {
     query: deleteWebhookQuery,
     pathParameters: webhookPath,
     response: webhook,
-    tableActions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    tableActions: ['dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+  }),
+  addAddressesToWebhook: route({
+    operationId: 'addAddressesToWebhook',
+    method: 'PATCH',
+    path: '/v1/webhooks/{id}/addresses',
+    entry: 'functions/add-addresses-to-webhook.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: webhookPath,
+    body: addressesBody,
+    response: webhook,
+    tableActions: ADDRESS_CHANGE_ACTIONS,
+  }),
+  removeAddressesFromWebhook: route({
+    operationId: 'removeAddressesFromWebhook',
+    method: 'DELETE',
+    path: '/v1/webhooks/{id}/addresses',
+    entry: 'functions/remove-addresses-from-webhook.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: webhookPath,
+    body: addressesBody,
+    response: webhook,
+    tableActions: ADDRESS_CHANGE_ACTIONS,
+  }),
+  getAddressesFromWebhook: route({
+    operationId: 'getAddressesFromWebhook',
+    method: 'GET',
+    path: '/v1/webhooks/{id}/addresses',
+    entry: 'functions/get-addresses-from-webhook.ts',
+    successStatus: 200,
+    query: listAddressesQuery,
+    pathParameters: webhookPath,
+    response: addressList,
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query'],
+    usesPageTokens: true,
   }),
 };
 

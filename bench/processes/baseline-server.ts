@@ -1,13 +1,15 @@
 import { createServer } from 'node:http';
 import { v7 as uuidv7 } from 'uuid';
 import { tableName } from '../../lib/store/client';
-import { getItem, putItem, queryItems } from '../../lib/store/items';
-import { sharedSecretKey, webhookKey, WEBHOOK_SORT_KEY_PREFIX } from '../../lib/store/table';
+import { writeItems } from '../../lib/store/batch';
+import { getItem, queryItems } from '../../lib/store/items';
+import { sharedSecretKey, webhookAddressKey, webhookKey, WEBHOOK_SORT_KEY_PREFIX } from '../../lib/store/table';
+import { headWrites, watcherWrites } from '../../lib/store/watch-index';
 import { webhookItem } from '../../lib/store/webhooks';
 
 /**
  * The floor for the latency figures: a bare node:http server doing the least work an operation
- * needs on the same store (one GetItem, one Query with the same Limit, one PutItem), with no
+ * needs on the same store (one GetItem, one Query with the same Limit, one BatchWriteItem), with no
  * authentication, validation, middleware or logging. It sends them with the service's own DynamoDB
  * client and item conversion (lib/store/items), so that what the SDK costs (and what the service
  * saves on it) counts on both sides alike.
@@ -27,8 +29,8 @@ const operations: Record<string, (body: string) => Promise<unknown>> = {
         Limit: 11,
       })
     ).items,
-  // The same item the service stores: the fields the API defaults are data every webhook holds,
-  // and the status index keys are the table's work for any webhook written, not the service's.
+  // The same items the service stores, in one batch: the webhook (the fields the API defaults are
+  // data every webhook holds) and, per address, its item and the matcher's two index items.
   'POST /create': async (body) => {
     const { url, chainId, eventType, metadata } = JSON.parse(body);
     const webhook = {
@@ -40,11 +42,18 @@ const operations: Record<string, (body: string) => Promise<unknown>> = {
       name: '',
       description: '',
       eventType,
-      metadata: { eventSignatures: [], addresses: metadata.addresses },
+      metadata: { eventSignatures: [], addresses: metadata.addresses as string[] },
       includeInternalTxs: false,
       includeLogs: false,
     };
-    await putItem({ TableName: tableName(), Item: webhookItem(account, webhook) });
+    const addresses = webhook.metadata.addresses;
+    const watcher = { account, webhookId: webhook.id };
+    await writeItems([
+      { put: webhookItem(account, webhook, addresses.length) },
+      ...addresses.map((address) => ({ put: { ...webhookAddressKey(account, webhook.id, address) } })),
+      ...watcherWrites(chainId, watcher, addresses, 'add'),
+      ...headWrites(chainId, addresses),
+    ]);
     return webhook;
   },
 };

@@ -49,7 +49,7 @@ export function benchWebhook(status: WebhookStatus): Webhook {
 
 /** Writes `count` webhooks for the account with BatchWriteItem (25 a call, 8 calls in flight). */
 export async function seedWebhooks(account: string, count: number, statusOf: (index: number) => WebhookStatus): Promise<void> {
-  const items = Array.from({ length: count }, (_, index) => marshall(webhookItem(account, benchWebhook(statusOf(index)))));
+  const items = Array.from({ length: count }, (_, index) => marshall(webhookItem(account, benchWebhook(statusOf(index)), 1)));
   let next = 0;
   const writer = async () => {
     while (next < items.length) {

@@ -99,16 +99,27 @@ async function liveOwner(directory: string): Promise<{ pid: number; name: string
   }
 }
 
-/** Creates the service's table unless it exists, with the key design of lib/store/table. */
+/**
+ * Creates the service's table unless it exists, with the key design of lib/store/table. A table made
+ * by an earlier version without one of its indexes is refused: nothing would be listed in it.
+ */
 export async function ensureTable(tableName: string): Promise<'created' | 'exists'> {
   const client = createDynamoDbClient();
+  const definition = tableDefinition(tableName);
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const indexes = new Set(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName));
+    const missing = definition.GlobalSecondaryIndexes.map((index) => index.IndexName).filter((name) => !indexes.has(name));
+    if (missing.length > 0) {
+      throw new StartupError(
+        `table ${tableName} was made by an earlier version of the service and lacks the index ${missing.join(', ')}: move the data directory away (or use another TABLE_NAME) to start fresh`,
+      );
+    }
     return 'exists';
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
-  await client.send(new CreateTableCommand(tableDefinition(tableName)));
+  await client.send(new CreateTableCommand(definition));
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: tableName });
   return 'created';
 }

@@ -9,6 +9,7 @@ import { readKeyFile, writeKeyFile } from './key-file';
 import { startDynamoDbProcess, type DynamoDbProcess, type ProcessExit } from './dynamodb-process';
 import { ensureTable, portInUse } from './embedded-dynamodb';
 import { createLocalGateway } from './gateway';
+import { startMaintenanceLoop } from './maintenance-loop';
 import { StartupError } from './startup-error';
 
 export interface LocalServiceOptions {
@@ -36,7 +37,8 @@ export interface LocalService {
 
 /**
  * Everything `npm start` runs: the embedded DynamoDB server in a process of its own (unless
- * DYNAMODB_ENDPOINT names one), the table, and the local API Gateway on top. Configuration travels
+ * DYNAMODB_ENDPOINT names one), the table, the local API Gateway on top, and the background work
+ * that runs as scheduled functions on AWS. Configuration travels
  * through process.env, which the handlers read like they do on Lambda.
  */
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
@@ -61,6 +63,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
     });
     await listen(gateway, options.port, options.host);
+    const maintenance = startMaintenanceLoop();
     const { port } = gateway.address() as AddressInfo;
     return {
       url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
@@ -73,6 +76,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
           gateway.close(() => resolve());
           gateway.closeIdleConnections();
         });
+        await maintenance.stop();
         await dynamoDb?.close();
       },
     };

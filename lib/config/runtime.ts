@@ -10,10 +10,18 @@ export interface RuntimeConfig {
   /** Throttle applied by the local gateway; on AWS the usage plans do it. */
   localThrottle: UsagePlanSettings;
   authorizerCacheTtlSeconds: number;
+  /**
+   * How long a lease on a webhook's addresses or on a purge lasts without renewal: how long a change
+   * or purge cut off by a crash waits before another process completes it.
+   */
+  leaseSeconds: number;
+  /** The stage's limits on watched addresses; locally the environment may lower or raise them (tests). */
+  addressLimits: { perWebhook: number; perCall: number };
 }
 
 export const DEFAULT_TABLE_NAME = 'webhooks';
 export const DEFAULT_DYNAMODB_PORT = 8000;
+const DEFAULT_LEASE_SECONDS = 15;
 
 let cached: RuntimeConfig | undefined;
 
@@ -35,6 +43,11 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv): RuntimeConfig {
       burstLimit: positiveNumber(env, 'THROTTLE_BURST_LIMIT') ?? plan.burstLimit,
     },
     authorizerCacheTtlSeconds: nonNegativeNumber(env, 'AUTHORIZER_CACHE_TTL_SECONDS') ?? stage.authorizerCacheTtlSeconds,
+    leaseSeconds: positiveNumber(env, 'LEASE_SECONDS') ?? DEFAULT_LEASE_SECONDS,
+    addressLimits: {
+      perWebhook: positiveNumber(env, 'MAX_ADDRESSES_PER_WEBHOOK') ?? stage.addressLimits.perWebhook,
+      perCall: positiveNumber(env, 'MAX_ADDRESSES_PER_CALL') ?? stage.addressLimits.perCall,
+    },
   };
 }
 

@@ -27,6 +27,10 @@ export interface StageSettings {
   lambdaMemoryMb: number;
   /** Every function's timeout, under API Gateway's 29 s integration limit. */
   lambdaTimeoutSeconds: number;
+  /** Watched addresses: how many one webhook may have, and how many one call may add or remove. */
+  addressLimits: { perWebhook: number; perCall: number };
+  /** Timeout of the background function that purges deleted webhooks and completes interrupted address changes. */
+  maintenanceTimeoutSeconds: number;
 }
 
 const standardPlans: Record<UsagePlanName, UsagePlanSettings> = {
@@ -43,6 +47,8 @@ const development: Omit<StageSettings, 'name'> = {
   logRetentionDays: 7,
   lambdaMemoryMb: 512,
   lambdaTimeoutSeconds: 10,
+  addressLimits: { perWebhook: 1_000_000, perCall: 10_000 },
+  maintenanceTimeoutSeconds: 300,
 };
 
 const production: Omit<StageSettings, 'name'> = {

@@ -14,7 +14,6 @@ function uniqueLowerCase(values: string[]): string[] {
   return [...new Set(values.map((value) => value.toLowerCase()))];
 }
 
-export const MAX_ADDRESSES_PER_WEBHOOK = 100;
 export const MAX_EVENT_SIGNATURES_PER_WEBHOOK = 100;
 
 export const address = z
@@ -33,11 +32,15 @@ function distinctValuesAtMost(limit: number, what: string) {
   return z.array(z.string()).max(limit, { error: `must hold at most ${limit} distinct ${what}` });
 }
 
+/** 1 to the stage's per-call limit (10 000 by default), as one call may add or remove. */
 export const addresses = z
   .array(address, { error: expected('must be an array of addresses') })
   .min(1, { error: 'must hold at least one address' })
   .transform(uniqueLowerCase)
-  .pipe(distinctValuesAtMost(MAX_ADDRESSES_PER_WEBHOOK, 'addresses'));
+  .check((ctx) => {
+    const limit = runtimeConfig().addressLimits.perCall;
+    if (ctx.value.length > limit) ctx.issues.push({ code: 'custom', input: ctx.value, message: `must hold at most ${limit} distinct addresses` });
+  });
 
 export const eventSignatures = z
   .array(eventSignature, { error: expected('must be an array of event signatures') })
@@ -114,6 +117,21 @@ export const webhookUrl = z
     } else return url.href;
     return z.NEVER;
   });
+
+export const DEFAULT_PAGE_SIZE = 10;
+export const MAX_PAGE_SIZE = 100;
+
+const pageSizeMessage = `must be an integer from 1 to ${MAX_PAGE_SIZE}`;
+
+export const pageSize = z
+  .string()
+  .regex(/^[0-9]{1,3}$/, { error: pageSizeMessage })
+  .transform(Number)
+  .pipe(z.number().int().min(1, { error: pageSizeMessage }).max(MAX_PAGE_SIZE, { error: pageSizeMessage }))
+  .default(DEFAULT_PAGE_SIZE);
+
+/** Any string: the page-token decoder refuses whatever this server did not issue, with one message for all. */
+export const pageToken = z.string().optional();
 
 /** Ids are issued as lower-case UUIDv7; any UUID is accepted for a look-up (and is simply not found). */
 export const webhookId = z

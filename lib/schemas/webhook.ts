@@ -7,6 +7,8 @@ import {
   eventType,
   flag,
   name,
+  pageSize,
+  pageToken,
   webhookId,
   webhookStatus,
   webhookUrl,
@@ -96,22 +98,7 @@ export const deleteWebhookQuery = z.strictObject({
 });
 export type DeleteWebhookQuery = z.infer<typeof deleteWebhookQuery>;
 
-export const DEFAULT_PAGE_SIZE = 10;
-export const MAX_PAGE_SIZE = 100;
-
-const pageSizeMessage = `must be an integer from 1 to ${MAX_PAGE_SIZE}`;
-
-export const listWebhooksQuery = z.strictObject({
-  // Any string: decodePageToken refuses whatever this server did not issue, with one message for all.
-  pageToken: z.string().optional(),
-  pageSize: z
-    .string()
-    .regex(/^[0-9]{1,3}$/, { error: pageSizeMessage })
-    .transform(Number)
-    .pipe(z.number().int().min(1, { error: pageSizeMessage }).max(MAX_PAGE_SIZE, { error: pageSizeMessage }))
-    .default(DEFAULT_PAGE_SIZE),
-  status: webhookStatus.optional(),
-});
+export const listWebhooksQuery = z.strictObject({ pageToken, pageSize, status: webhookStatus.optional() });
 export type ListWebhooksQuery = z.infer<typeof listWebhooksQuery>;
 
 export const webhookList = z.object({

@@ -9,3 +9,14 @@ export async function unlessConditionFails<T>(write: Promise<T>): Promise<T | un
     throw error;
   }
 }
+
+/** Whether the write was made: false when its condition expression did not hold. */
+export async function conditionHeld(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}

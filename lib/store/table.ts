@@ -11,9 +11,23 @@
  * Webhook ids are UUIDv7, so `WEBHOOK#<id>` sorts by creation time and then by id: a descending
  * Query on the table (all webhooks) or on gsi1 (one status) reads the newest first, and one page
  * costs one Query that reads only the items it returns (plus one to know whether more follow).
+ * An inactive webhook is also in gsi2 (`CHAIN#<chainId>#INACTIVE`, sparse, keys only), which the
+ * address matcher reads to drop inactive watchers without a read per address.
+ *
+ * Watched addresses (README, "Table design", has the access patterns):
+ *
+ * | item                   | pk                                 | sk                        | gsi1pk       | gsi1sk |
+ * |------------------------|------------------------------------|---------------------------|--------------|--------|
+ * | a webhook's address    | ACCOUNT#<account>#WEBHOOK#<id>     | ADDRESS#<address>         |              |        |
+ * | address change record  | ACCOUNT#<account>#WEBHOOK#<id>     | ADDRESS_CHANGE            | ADDRESS_CHANGES | <time>#<id> |
+ * | watch head             | WATCH#<chainId>#<address>          | HEAD                      |              |        |
+ * | watcher                | WATCH#<chainId>#<address>          | WATCHER#<account>#<id>    |              |        |
+ * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        |
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;
+/** Sparse, keys only: inactive webhooks by chain. Its sort key is the table's. */
+export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'sk' } as const;
 
 export interface TableKey {
   pk: string;
@@ -39,6 +53,52 @@ export const webhookStatusIndexKey = (account: string, status: string, id: strin
   gsi1sk: `${WEBHOOK_SORT_KEY_PREFIX}${id}`,
 });
 
+/** The partition of a webhook's watched addresses, in address order, and of its address change record. */
+const webhookAddressesPartition = (account: string, id: string) => `${accountPartition(account)}#WEBHOOK#${id}`;
+
+export const WEBHOOK_ADDRESS_SORT_KEY_PREFIX = 'ADDRESS#';
+
+export const webhookAddressKey = (account: string, id: string, address: string): TableKey => ({
+  pk: webhookAddressesPartition(account, id),
+  sk: `${WEBHOOK_ADDRESS_SORT_KEY_PREFIX}${address}`,
+});
+
+/** The address of a webhook's address item, from its sort key. */
+export const addressOfSortKey = (sk: string) => sk.slice(WEBHOOK_ADDRESS_SORT_KEY_PREFIX.length);
+
+/** At most one per webhook: the change to its addresses under way, until it is applied. */
+export const addressChangeKey = (account: string, id: string): TableKey => ({
+  pk: webhookAddressesPartition(account, id),
+  sk: 'ADDRESS_CHANGE',
+});
+
+/** Every address change record is also in gsi1, oldest first, for the sweep that completes interrupted ones. */
+export const ADDRESS_CHANGES_INDEX_PARTITION = 'ADDRESS_CHANGES';
+export const addressChangeIndexKey = (startedAt: number, changeId: string) => ({
+  gsi1pk: ADDRESS_CHANGES_INDEX_PARTITION,
+  gsi1sk: `${String(startedAt).padStart(15, '0')}#${changeId}`,
+});
+
+/** The partition of everything the matcher reads about one address on one chain. */
+const watchPartition = (chainId: string, address: string) => `WATCH#${chainId}#${address}`;
+
+/** Exists while any webhook may watch the address on the chain: what the matcher's batch reads ask for. */
+export const watchHeadKey = (chainId: string, address: string): TableKey => ({ pk: watchPartition(chainId, address), sk: 'HEAD' });
+
+export const WATCHER_SORT_KEY_PREFIX = 'WATCHER#';
+
+/** One per webhook watching the address: the webhook's account and id are in its sort key. */
+export const watcherKey = (chainId: string, address: string, account: string, id: string): TableKey => ({
+  pk: watchPartition(chainId, address),
+  sk: `${WATCHER_SORT_KEY_PREFIX}${account}#${id}`,
+});
+
+export const PURGES_PARTITION = 'PURGES';
+export const purgeJobKey = (id: string): TableKey => ({ pk: PURGES_PARTITION, sk: `${WEBHOOK_SORT_KEY_PREFIX}${id}` });
+
+/** What an inactive webhook's gsi2pk is set to: the inactive webhooks of its chain. */
+export const inactiveWebhooksPartition = (chainId: string) => `CHAIN#${chainId}#INACTIVE`;
+
 export const apiKeyKey = (keyHash: string): TableKey => ({ pk: `APIKEY#${keyHash}`, sk: 'APIKEY' });
 
 export const apiKeyAccountIndexKey = (account: string, createdAt: string) => ({
@@ -51,7 +111,7 @@ export function tableDefinition(tableName: string) {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST' as const,
-    AttributeDefinitions: [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, GSI1.partitionKey, GSI1.sortKey].map((name) => ({
+    AttributeDefinitions: [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, GSI1.partitionKey, GSI1.sortKey, GSI2.partitionKey].map((name) => ({
       AttributeName: name,
       AttributeType: 'S' as const,
     })),
@@ -67,6 +127,14 @@ export function tableDefinition(tableName: string) {
           { AttributeName: GSI1.sortKey, KeyType: 'RANGE' as const },
         ],
         Projection: { ProjectionType: 'ALL' as const },
+      },
+      {
+        IndexName: GSI2.indexName,
+        KeySchema: [
+          { AttributeName: GSI2.partitionKey, KeyType: 'HASH' as const },
+          { AttributeName: GSI2.sortKey, KeyType: 'RANGE' as const },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' as const },
       },
     ],
   };

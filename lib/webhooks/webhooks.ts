@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { pageTokenKey } from '../config/page-token-key';
-import { NotFound } from '../errors';
+import { webhookNotFound } from '../addresses/address-changes';
 import { decodePageToken, encodePageToken } from '../page-token';
 import {
   webhookChanges,
@@ -11,14 +11,16 @@ import {
   type Webhook,
   type WebhookList,
 } from '../schemas/webhook';
-import { deleteWebhookItem, getWebhookItem, putNewWebhook, queryWebhooks, updateWebhookItem } from '../store/webhooks';
+import { storeNewWebhook } from '../addresses/addresses';
+import { deleteWebhookPermanently } from '../addresses/purge';
+import { getWebhookItem, queryWebhooks, toWebhook, updateWebhookItem } from '../store/webhooks';
 
 /** Milliseconds since the epoch held in a UUIDv7's first 48 bits. */
 function uuidv7Time(id: string): number {
   return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 }
 
-const notFound = (id: string) => new NotFound(`Webhook ${id} not found`);
+const notFound = webhookNotFound;
 
 export async function createWebhook(account: string, input: CreateWebhookInput): Promise<Webhook> {
   // The id and createdAt come from one clock reading, so id order and createdAt order never disagree.
@@ -32,12 +34,11 @@ export async function createWebhook(account: string, input: CreateWebhookInput):
     name: input.name,
     description: input.description,
     eventType: input.eventType,
-    metadata: { eventSignatures: input.metadata.eventSignatures, addresses: input.metadata.addresses },
+    metadata: { eventSignatures: input.metadata.eventSignatures, addresses: [] },
     includeInternalTxs: input.includeInternalTxs,
     includeLogs: input.includeLogs,
   };
-  await putNewWebhook(account, webhook);
-  return webhook;
+  return storeNewWebhook(account, webhook, input.metadata.addresses);
 }
 
 export async function getWebhook(account: string, id: string): Promise<Webhook> {
@@ -50,12 +51,13 @@ export async function updateWebhook(account: string, id: string, input: UpdateWe
 
 /**
  * The hosted API's deactivateWebhook: the webhook stays, inactive (a PATCH reactivates it), and the
- * response shows it as it now is. `permanent` is ours: the webhook is removed, and the response
- * shows it as it was.
+ * response shows it as it now is. `permanent` is ours: the webhook is removed at once (its addresses
+ * in the background), and the response shows it as it was.
  */
 export async function deleteWebhook(account: string, id: string, { permanent }: DeleteWebhookQuery): Promise<Webhook> {
-  const webhook = permanent ? await deleteWebhookItem(account, id) : await updateWebhookItem(account, id, { status: 'inactive' });
-  return webhook ?? Promise.reject(notFound(id));
+  if (!permanent) return (await updateWebhookItem(account, id, { status: 'inactive' })) ?? Promise.reject(notFound(id));
+  const deleted = await deleteWebhookPermanently(account, id);
+  return deleted ? toWebhook(deleted) : Promise.reject(notFound(id));
 }
 
 /**

@@ -1,0 +1,20 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { runAddressMaintenance } from '../lib/addresses/maintenance';
+import { logger } from '../lib/logger';
+
+/** Time left at the end of an invocation for the page under way to finish before the timeout. */
+const MARGIN_MS = 30_000;
+
+/** Scheduled: passes of address maintenance until the invocation's time is nearly up. */
+export const handler = middy(async (_event: unknown, context: Context) => {
+  const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
+  let passes = 0;
+  do {
+    const { changesCompleted, purgesFinished } = await runAddressMaintenance(deadline);
+    passes += 1;
+    if (changesCompleted + purgesFinished === 0) break;
+  } while (Date.now() < deadline);
+  return { passes };
+}).use(injectLambdaContext(logger));

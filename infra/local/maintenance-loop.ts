@@ -1,0 +1,38 @@
+import { runAddressMaintenance } from '../../lib/addresses/maintenance';
+import { localLogger as logger } from './local-logger';
+
+/** A pass's time budget, and the pause between passes: short, so that stopping never waits long. */
+const PASS_MS = 2_000;
+const PAUSE_MS = 500;
+
+export interface MaintenanceLoop {
+  /** Lets the pass under way finish, and starts no other. */
+  stop(): Promise<void>;
+}
+
+/**
+ * What the scheduled maintenance function does on AWS, beside the API in `npm start`: completing
+ * address changes a crash cut off and purging deleted webhooks, pass after pass. A pass that fails
+ * (the store restarting, say) is logged, and the next one tries again.
+ */
+export function startMaintenanceLoop(): MaintenanceLoop {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let pass: Promise<void> = Promise.resolve();
+  const run = async () => {
+    try {
+      await runAddressMaintenance(Date.now() + PASS_MS);
+    } catch (error) {
+      logger.warn('address maintenance pass failed', { error: (error as Error).message });
+    }
+    if (!stopped) timer = setTimeout(() => (pass = run()), PAUSE_MS);
+  };
+  timer = setTimeout(() => (pass = run()), 0);
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await pass;
+    },
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * Changes to a webhook's watched addresses, exact without transactions. One change at a time per
+ * webhook (a lease in the webhook's item): it reads which of its addresses are there, records what
+ * it will write and by how much it moves the count, makes its writes (batch puts and deletes, all
+ * idempotent), then applies the count and releases the lease in one conditional write. A change cut
+ * off by a crash is completed by the next one to take the lease, or by the maintenance sweep.
+ */
+import { randomUUID } from 'node:crypto';
+import { runtimeConfig } from '../config/runtime';
+import { BadRequest, NotFound, ServiceUnavailable } from '../errors';
+import {
+  acquireAddressLease,
+  applyAddressChange,
+  deleteAddressChange,
+  getAddressChange,
+  putAddressChange,
+  queryWebhookAddresses,
+  renewAddressLease,
+  type AddressChange,
+  type WebhookAddressState,
+} from '../store/addresses';
+import { readItems, writeItems, type ItemWrite } from '../store/batch';
+import { addressOfSortKey, webhookAddressKey } from '../store/table';
+import { headWrites, watcherWrites } from '../store/watch-index';
+import type { Webhook } from '../schemas/webhook';
+
+/** A webhook object shows at most this many of its addresses: the first in address order. */
+export const FIRST_ADDRESSES_SHOWN = 100;
+
+/** Writes sent between two checks that the lease is still held (and renewals when due). */
+const WRITES_PER_LEASE_CHECK = 1_500;
+
+export const webhookNotFound = (id: string) => new NotFound(`Webhook ${id} not found`);
+
+const leaseMs = () => runtimeConfig().leaseSeconds * 1000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A held lease: renewed while its holder works, and lost if another process took it over. */
+class AddressLease {
+  private renewedAt = Date.now();
+
+  constructor(
+    readonly account: string,
+    readonly webhookId: string,
+    readonly id: string,
+  ) {}
+
+  /** Renews the lease when a third of it has passed; throws when it is no longer held. */
+  async keep(): Promise<void> {
+    if (Date.now() - this.renewedAt < leaseMs() / 3) return;
+    const now = Date.now();
+    if (!(await renewAddressLease(this.account, this.webhookId, this.id, now + leaseMs()))) throw new ServiceUnavailable();
+    this.renewedAt = now;
+  }
+}
+
+interface Held {
+  lease: AddressLease;
+  state: WebhookAddressState;
+}
+
+/**
+ * Takes the webhook's address lease, waiting while another change holds it, until `waitUntil`.
+ * Completes first whatever change a crashed holder left.
+ */
+async function takeLease(account: string, webhookId: string, waitUntil: number): Promise<Held | undefined> {
+  const leaseId = randomUUID();
+  for (;;) {
+    const now = Date.now();
+    const attempt = await acquireAddressLease(account, webhookId, leaseId, now, now + leaseMs());
+    if ('missing' in attempt) throw webhookNotFound(webhookId);
+    if ('acquired' in attempt) {
+      const held = { lease: new AddressLease(account, webhookId, leaseId), state: attempt.acquired };
+      if (attempt.previousLease) held.state = await completeLeftover(held);
+      return held;
+    }
+    if (now >= waitUntil) return undefined;
+    await sleep(Math.min(Math.max(attempt.heldUntil - now, 0), 50 + Math.random() * 100, waitUntil - now));
+  }
+}
+
+/** Completes the change recorded by a holder that stopped before applying it, if there is one. */
+async function completeLeftover({ lease, state }: Held): Promise<WebhookAddressState> {
+  const leftover = await getAddressChange(lease.account, lease.webhookId);
+  if (!leftover) return state;
+  let completed = state;
+  if (state.appliedChange !== leftover.id) {
+    await writeChange(leftover, lease);
+    const firstAddresses = await firstAddressesAfter(state, leftover);
+    completed = (await applyAddressChange(lease.account, lease.webhookId, lease.id, { change: leftover, firstAddresses, release: false })) ?? lostLease();
+  }
+  await deleteAddressChange(leftover);
+  return completed;
+}
+
+function lostLease(): never {
+  throw new ServiceUnavailable();
+}
+
+/** Every item a change writes: the webhook's own address items, then the matcher's index. */
+function changeWrites(change: AddressChange): ItemWrite[] {
+  const watcher = { account: change.account, webhookId: change.webhookId };
+  const own: ItemWrite[] = change.addresses.map((address) => {
+    const key = webhookAddressKey(change.account, change.webhookId, address);
+    return change.kind === 'add' ? { put: { ...key } } : { delete: key };
+  });
+  return [...own, ...watcherWrites(change.chainId, watcher, change.addresses, change.kind), ...headWrites(change.chainId, change.addresses)];
+}
+
+async function writeChange(change: AddressChange, lease: AddressLease): Promise<void> {
+  const writes = changeWrites(change);
+  for (let start = 0; start < writes.length; start += WRITES_PER_LEASE_CHECK) {
+    await lease.keep();
+    await writeItems(writes.slice(start, start + WRITES_PER_LEASE_CHECK));
+  }
+}
+
+/**
+ * The webhook's first addresses after the change, from those it shows now: an add's are among the
+ * shown and the added; a remove that takes shown ones away from a webhook with more needs a read.
+ */
+async function firstAddressesAfter(state: WebhookAddressState, change: AddressChange): Promise<string[]> {
+  const shown = state.webhook.metadata.addresses;
+  if (change.kind === 'add') return [...new Set([...shown, ...change.addresses])].sort().slice(0, FIRST_ADDRESSES_SHOWN);
+  const removed = new Set(change.addresses);
+  const remaining = shown.filter((address) => !removed.has(address));
+  if (remaining.length === shown.length || state.addressCount + change.delta <= remaining.length) return remaining;
+  const { addresses } = await queryWebhookAddresses(change.account, change.webhookId, FIRST_ADDRESSES_SHOWN);
+  return addresses;
+}
+
+/** Which of the addresses the webhook has now (a consistent batch read, 100 a request). */
+async function presentAddresses(account: string, webhookId: string, addresses: string[]): Promise<Set<string>> {
+  const keys = addresses.map((address) => webhookAddressKey(account, webhookId, address));
+  const { items } = await readItems(keys, ['sk']);
+  return new Set(items.map((item) => addressOfSortKey(item.sk)));
+}
+
+/** How long a call waits for another change of the same webhook's addresses to finish. */
+const WAIT_FOR_LEASE_MS = 8_000;
+
+/**
+ * Adds or removes addresses of an account's webhook; answers with the webhook as it then is.
+ * Addresses already there (for an add) or absent (for a remove) change nothing.
+ */
+export async function changeAddresses(account: string, webhookId: string, kind: 'add' | 'remove', addresses: string[]): Promise<Webhook> {
+  const held = await takeLease(account, webhookId, Date.now() + WAIT_FOR_LEASE_MS);
+  if (!held) {
+    throw new ServiceUnavailable(
+      Math.ceil(leaseMs() / 1000),
+      `Another change to webhook ${webhookId}'s addresses is under way: retry after the time in the Retry-After header`,
+    );
+  }
+  const { lease, state } = held;
+  let change: AddressChange | undefined;
+  try {
+    const present = await presentAddresses(account, webhookId, addresses);
+    const changing = addresses.filter((address) => present.has(address) === (kind === 'remove'));
+    const limit = runtimeConfig().addressLimits.perWebhook;
+    if (kind === 'add' && state.addressCount + changing.length > limit) {
+      throw new BadRequest(
+        `Invalid body field addresses: the webhook would watch ${state.addressCount + changing.length} addresses, over its limit of ${limit}; nothing was added`,
+      );
+    }
+    if (changing.length === 0) return await release(held, undefined, state.webhook.metadata.addresses);
+    change = {
+      id: lease.id,
+      account,
+      webhookId,
+      chainId: state.webhook.chainId,
+      kind,
+      addresses: changing,
+      delta: kind === 'add' ? changing.length : -changing.length,
+      startedAt: Date.now(),
+    };
+    await putAddressChange(change);
+    await writeChange(change, lease);
+    const webhook = await release(held, change, await firstAddressesAfter(state, change));
+    await deleteAddressChange(change);
+    return webhook;
+  } catch (error) {
+    // Nothing written yet: free the lease at once rather than make the next call wait for it to expire.
+    if (!change) await applyAddressChange(account, webhookId, lease.id, { firstAddresses: state.webhook.metadata.addresses, release: true });
+    throw error;
+  }
+}
+
+async function release({ lease }: Held, change: AddressChange | undefined, firstAddresses: string[]): Promise<Webhook> {
+  const released = await applyAddressChange(lease.account, lease.webhookId, lease.id, { change, firstAddresses, release: true });
+  return released?.webhook ?? lostLease();
+}
+
+/**
+ * Completes a change recorded before `startedBefore` whose holder is gone: takes the webhook's lease
+ * (without waiting) and releases it. Returns false when the lease is held: the change is alive.
+ */
+export async function completeInterruptedChange(change: AddressChange): Promise<'completed' | 'held' | 'webhook deleted'> {
+  try {
+    const held = await takeLease(change.account, change.webhookId, 0);
+    if (!held) return 'held';
+    await applyAddressChange(change.account, change.webhookId, held.lease.id, {
+      firstAddresses: held.state.webhook.metadata.addresses,
+      release: true,
+    });
+    // takeLease completed it if its holder had stopped; a record left after its change was applied goes too.
+    await deleteAddressChange(change);
+    return 'completed';
+  } catch (error) {
+    if (error instanceof NotFound) return 'webhook deleted';
+    throw error;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The matcher's lookup: which active webhooks watch any of the addresses a block touches, on one
+ * chain. Its cost grows with the addresses asked and the addresses matched, never with how many
+ * addresses are watched in all:
+ * - one consistent batch read per 100 addresses asked (the heads);
+ * - for a matched address whose head holds no saved watchers, one query (it then saves them);
+ * - one query for the chain's inactive webhooks (a few thousand ids a request), so that an inactive
+ *   webhook costs nothing per address.
+ */
+import { readItems, inChunks } from '../store/batch';
+import { watchHeadKey } from '../store/table';
+import {
+  deleteHeadIfUnchanged,
+  inactiveWebhookIds,
+  queryWatchers,
+  saveWatchers,
+  toWatchHead,
+  tokenAge,
+  type Watcher,
+} from '../store/watch-index';
+
+export type { Watcher } from '../store/watch-index';
+
+/**
+ * A head is rewritten in the same batches as its watcher items, which may be applied in any order
+ * and retried for up to about 3 s: watchers are saved only in a head older than that, with margin.
+ */
+const SAVE_WATCHERS_AFTER_MS = 10_000;
+const QUERIES_IN_PARALLEL = 16;
+
+export interface WatcherLookup {
+  /** Each matched address (lower-case) and its active watchers. */
+  matches: Map<string, Watcher[]>;
+  /** Read requests sent, by kind: the benchmark's cost figures. */
+  reads: { batchGets: number; watcherQueries: number; inactiveQueries: number };
+}
+
+export async function findActiveWatchers(chainId: string, addresses: string[]): Promise<WatcherLookup> {
+  const asked = [...new Set(addresses.map((address) => address.toLowerCase()))];
+  const [heads, inactive] = await Promise.all([
+    readItems(asked.map((address) => watchHeadKey(chainId, address))),
+    inactiveWebhookIds(chainId),
+  ]);
+  const reads = { batchGets: heads.requests, watcherQueries: 0, inactiveQueries: inactive.requests };
+  const matches = new Map<string, Watcher[]>();
+  const keep = (address: string, watchers: Watcher[]) => {
+    const active = watchers.filter((watcher) => !inactive.ids.has(watcher.webhookId));
+    if (active.length > 0) matches.set(address, active);
+  };
+  await inChunks(heads.items.map(toWatchHead), 1, QUERIES_IN_PARALLEL, async ([head]) => {
+    if (head!.watchers) return keep(head!.address, head!.watchers);
+    const { watchers, requests } = await queryWatchers(chainId, head!.address);
+    reads.watcherQueries += requests;
+    keep(head!.address, watchers);
+    // A head left by removed watchers goes; one settled long enough keeps its watchers for next time.
+    if (watchers.length === 0) await deleteHeadIfUnchanged(chainId, head!.address, head!.token);
+    else if (tokenAge(head!.token) > SAVE_WATCHERS_AFTER_MS) await saveWatchers(chainId, head!, watchers);
+  });
+  return { matches, reads };
+}

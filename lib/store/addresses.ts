@@ -1,0 +1,239 @@
+import type { Webhook } from '../schemas/webhook';
+import { tableName } from './client';
+import { conditionHeld, unlessConditionFails } from './conditional-write';
+import { deleteItem, getItem, putItem, queryItems, updateItem } from './items';
+import {
+  ADDRESS_CHANGES_INDEX_PARTITION,
+  addressChangeIndexKey,
+  addressChangeKey,
+  addressOfSortKey,
+  GSI1,
+  WEBHOOK_ADDRESS_SORT_KEY_PREFIX,
+  webhookAddressKey,
+  webhookKey,
+} from './table';
+import { toWebhook } from './webhooks';
+
+/**
+ * A change to one webhook's addresses, recorded before its first write so that a change cut off by
+ * a crash can be completed: its writes are idempotent, and `delta` moves the count exactly once.
+ */
+export interface AddressChange {
+  id: string;
+  account: string;
+  webhookId: string;
+  chainId: string;
+  kind: 'add' | 'remove';
+  /** What the change writes: for an add, the addresses that were not there; for a remove, those that were. */
+  addresses: string[];
+  /** How much the change moves the webhook's address count when it is applied. */
+  delta: number;
+  startedAt: number;
+}
+
+const ADDRESS_BYTES = 20;
+
+/** 20 bytes an address: a change of 10 000 addresses is a 200 KB item, under DynamoDB's 400 KB. */
+function packAddresses(addresses: string[]): Uint8Array {
+  const packed = Buffer.alloc(addresses.length * ADDRESS_BYTES);
+  addresses.forEach((address, index) => packed.write(address.slice(2), index * ADDRESS_BYTES, 'hex'));
+  return packed;
+}
+
+function unpackAddresses(packed: Uint8Array): string[] {
+  const bytes = Buffer.from(packed);
+  const addresses: string[] = [];
+  for (let offset = 0; offset < bytes.length; offset += ADDRESS_BYTES) {
+    addresses.push(`0x${bytes.subarray(offset, offset + ADDRESS_BYTES).toString('hex')}`);
+  }
+  return addresses;
+}
+
+function addressChangeItem(change: AddressChange) {
+  return {
+    ...addressChangeKey(change.account, change.webhookId),
+    ...addressChangeIndexKey(change.startedAt, change.id),
+    changeId: change.id,
+    account: change.account,
+    webhookId: change.webhookId,
+    chainId: change.chainId,
+    kind: change.kind,
+    addresses: packAddresses(change.addresses),
+    delta: change.delta,
+    startedAt: change.startedAt,
+  };
+}
+
+function toAddressChange(item: Record<string, any>): AddressChange {
+  return {
+    id: item.changeId,
+    account: item.account,
+    webhookId: item.webhookId,
+    chainId: item.chainId,
+    kind: item.kind,
+    addresses: unpackAddresses(item.addresses),
+    delta: item.delta,
+    startedAt: item.startedAt,
+  };
+}
+
+export async function putAddressChange(change: AddressChange): Promise<void> {
+  await putItem({ TableName: tableName(), Item: addressChangeItem(change) });
+}
+
+/** The change record as an item for a batch write (a webhook's creation writes it with the rest). */
+export const addressChangeWrite = (change: AddressChange) => ({ put: addressChangeItem(change) });
+
+export async function getAddressChange(account: string, webhookId: string): Promise<AddressChange | undefined> {
+  const item = await getItem({ TableName: tableName(), Key: addressChangeKey(account, webhookId), ConsistentRead: true });
+  return item && toAddressChange(item);
+}
+
+/** Deletes the record if it is still this change's: a later change may have put its own. */
+export async function deleteAddressChange(change: Pick<AddressChange, 'account' | 'webhookId' | 'id'>): Promise<void> {
+  await unlessConditionFails(
+    deleteItem({
+      TableName: tableName(),
+      Key: addressChangeKey(change.account, change.webhookId),
+      ConditionExpression: 'changeId = :id',
+      ExpressionAttributeValues: { ':id': change.id },
+    }),
+  );
+}
+
+/** Change records started before `startedBefore`, oldest first: those a crash may have cut off. */
+export async function addressChangesStartedBefore(startedBefore: number, limit: number): Promise<AddressChange[]> {
+  const page = await queryItems({
+    TableName: tableName(),
+    IndexName: GSI1.indexName,
+    KeyConditionExpression: `${GSI1.partitionKey} = :pk AND ${GSI1.sortKey} < :before`,
+    ExpressionAttributeValues: { ':pk': ADDRESS_CHANGES_INDEX_PARTITION, ':before': addressChangeIndexKey(startedBefore, '').gsi1sk },
+    Limit: limit,
+  });
+  return page.items.map(toAddressChange);
+}
+
+/** What the webhook item says about its addresses, beside the webhook itself. */
+export interface WebhookAddressState {
+  webhook: Webhook;
+  addressCount: number;
+  /** The last change whose delta is in `addressCount`. */
+  appliedChange?: string;
+  lease?: { id: string; expiresAt: number };
+}
+
+function toAddressState(item: Record<string, any>): WebhookAddressState {
+  return {
+    webhook: toWebhook(item),
+    addressCount: item.addressCount ?? 0,
+    appliedChange: item.appliedAddressChange,
+    lease: item.addressLease,
+  };
+}
+
+export type LeaseAttempt =
+  | { acquired: WebhookAddressState; /** The expired lease taken over: its holder stopped mid-change. */ previousLease?: { id: string } }
+  | { heldUntil: number }
+  | { missing: true };
+
+/**
+ * Takes the webhook's address lease: one change to its addresses at a time, so that what a change
+ * reads before writing still holds when it writes. An expired lease is taken over.
+ */
+export async function acquireAddressLease(account: string, id: string, leaseId: string, now: number, expiresAt: number): Promise<LeaseAttempt> {
+  const updated = await unlessConditionFails(
+    updateItem({
+      TableName: tableName(),
+      Key: webhookKey(account, id),
+      UpdateExpression: 'SET addressLease = :lease',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(addressLease) OR addressLease.expiresAt < :now)',
+      ExpressionAttributeValues: { ':lease': { id: leaseId, expiresAt }, ':now': now },
+      ReturnValues: 'ALL_OLD',
+    }),
+  );
+  if (updated) {
+    const state = toAddressState(updated);
+    return { acquired: { ...state, lease: { id: leaseId, expiresAt } }, previousLease: state.lease };
+  }
+  const current = await getItem({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true });
+  if (!current) return { missing: true };
+  // Expired between the two reads: the caller tries again at once.
+  return { heldUntil: current.addressLease?.expiresAt ?? now };
+}
+
+/** Extends the lease; false when it is no longer this holder's (taken over, or the webhook deleted). */
+export async function renewAddressLease(account: string, id: string, leaseId: string, expiresAt: number): Promise<boolean> {
+  return conditionHeld(
+    updateItem({
+      TableName: tableName(),
+      Key: webhookKey(account, id),
+      UpdateExpression: 'SET addressLease.expiresAt = :expiresAt',
+      ConditionExpression: 'addressLease.id = :lease',
+      ExpressionAttributeValues: { ':lease': leaseId, ':expiresAt': expiresAt },
+    }),
+  );
+}
+
+/**
+ * Applies a change's delta (once: the webhook records the last change applied), sets the webhook's
+ * first addresses and, with `release`, releases the lease, in one write conditional on holding the
+ * lease. Undefined when the lease was lost.
+ */
+export async function applyAddressChange(
+  account: string,
+  id: string,
+  leaseId: string,
+  update: { change?: AddressChange; firstAddresses: string[]; release: boolean },
+): Promise<WebhookAddressState | undefined> {
+  const apply = update.change !== undefined;
+  const set = apply
+    ? 'SET addressCount = if_not_exists(addressCount, :zero) + :delta, appliedAddressChange = :change, metadata.addresses = :first'
+    : 'SET metadata.addresses = :first';
+  const updated = await unlessConditionFails(
+    updateItem({
+      TableName: tableName(),
+      Key: webhookKey(account, id),
+      UpdateExpression: update.release ? `${set} REMOVE addressLease` : set,
+      ConditionExpression: 'addressLease.id = :lease',
+      ExpressionAttributeValues: {
+        ':lease': leaseId,
+        ':first': update.firstAddresses,
+        ...(apply ? { ':zero': 0, ':delta': update.change!.delta, ':change': update.change!.id } : {}),
+      },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return updated && toAddressState(updated);
+}
+
+export interface AddressPage {
+  addresses: string[];
+  /** Items DynamoDB read to answer, for the benchmark's cost figures. */
+  itemsRead: number;
+}
+
+/** Up to `limit` of the webhook's addresses in address order, after `afterAddress`; read consistently. */
+export async function queryWebhookAddresses(account: string, id: string, limit: number, afterAddress?: string): Promise<AddressPage> {
+  const addresses: string[] = [];
+  let itemsRead = 0;
+  let startKey = afterAddress === undefined ? undefined : webhookAddressKey(account, id, afterAddress);
+  do {
+    const page = await queryItems({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': webhookAddressKey(account, id, '').pk, ':prefix': WEBHOOK_ADDRESS_SORT_KEY_PREFIX },
+      ConsistentRead: true,
+      Limit: limit - addresses.length,
+      ExclusiveStartKey: startKey,
+    });
+    itemsRead += page.scannedCount;
+    for (const item of page.items) addresses.push(addressOfSortKey(item.sk));
+    startKey = page.lastEvaluatedKey as typeof startKey;
+  } while (startKey && addresses.length < limit);
+  return { addresses, itemsRead };
+}
+
+export async function getWebhookAddressState(account: string, id: string): Promise<WebhookAddressState | undefined> {
+  const item = await getItem({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true });
+  return item && toAddressState(item);
+}

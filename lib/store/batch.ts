@@ -1,0 +1,98 @@
+/**
+ * Batch reads and writes of any number of items: split into DynamoDB's batch sizes, sent with
+ * bounded parallelism, with what DynamoDB leaves unprocessed (throttling) sent again after a
+ * growing pause. A store that keeps refusing ends in a 503.
+ */
+import { BatchGetItemCommand, BatchWriteItemCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { ServiceUnavailable } from '../errors';
+import { dynamoDb, tableName } from './client';
+import type { Item } from './items';
+import type { TableKey } from './table';
+
+/** DynamoDB's limits for one BatchWriteItem and one BatchGetItem. */
+const WRITE_BATCH = 25;
+const GET_BATCH = 100;
+/** Requests in flight at once for one call; the SDK's connection pool holds 50. */
+const PARALLEL_REQUESTS = 8;
+/** Rounds for what is left unprocessed: pauses of 25 ms doubling to 1.6 s, about 3 s in all. */
+const MAX_ROUNDS = 8;
+
+export type ItemWrite = { put: Item } | { delete: TableKey };
+
+const toAttributes = (item: Item) => marshall(item, { removeUndefinedValues: true });
+
+function writeRequest(write: ItemWrite): WriteRequest {
+  return 'put' in write ? { PutRequest: { Item: toAttributes(write.put) } } : { DeleteRequest: { Key: toAttributes(write.delete) } };
+}
+
+/** Runs `task` on every chunk, at most `parallel` at a time. */
+export async function inChunks<T>(values: T[], size: number, parallel: number, task: (chunk: T[]) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < values.length) {
+      const start = next;
+      next += size;
+      await task(values.slice(start, start + size));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, Math.ceil(values.length / size)) }, worker));
+}
+
+const pause = (round: number) => new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
+
+/**
+ * Puts and deletes, unconditionally; each is idempotent, so a retry after a crash redoes them. No
+ * two writes may name the same key (DynamoDB refuses such a batch). Returns the requests sent.
+ */
+export async function writeItems(writes: ItemWrite[]): Promise<number> {
+  const table = tableName();
+  let requests = 0;
+  await inChunks(writes, WRITE_BATCH, PARALLEL_REQUESTS, async (chunk) => {
+    let pending = chunk.map(writeRequest);
+    for (let round = 0; pending.length > 0; round += 1) {
+      if (round === MAX_ROUNDS) throw new ServiceUnavailable();
+      if (round > 0) await pause(round);
+      requests += 1;
+      const { UnprocessedItems } = await dynamoDb().send(new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
+      pending = UnprocessedItems?.[table] ?? [];
+    }
+  });
+  return requests;
+}
+
+export interface ItemsRead {
+  items: Item[];
+  requests: number;
+}
+
+/** The items that exist among `keys`, read consistently, in no particular order. */
+export async function readItems(keys: TableKey[], projection?: string[]): Promise<ItemsRead> {
+  const table = tableName();
+  const items: Item[] = [];
+  let requests = 0;
+  const names = projection && Object.fromEntries(projection.map((name, index) => [`#p${index}`, name]));
+  await inChunks(keys, GET_BATCH, PARALLEL_REQUESTS, async (chunk) => {
+    let pending: Record<string, AttributeValue>[] = chunk.map((key) => toAttributes(key as unknown as Item));
+    for (let round = 0; pending.length > 0; round += 1) {
+      if (round === MAX_ROUNDS) throw new ServiceUnavailable();
+      if (round > 0) await pause(round);
+      requests += 1;
+      const { Responses, UnprocessedKeys } = await dynamoDb().send(
+        new BatchGetItemCommand({
+          RequestItems: {
+            [table]: {
+              Keys: pending,
+              ConsistentRead: true,
+              ProjectionExpression: names && Object.keys(names).join(', '),
+              ExpressionAttributeNames: names,
+            },
+          },
+        }),
+      );
+      for (const item of Responses?.[table] ?? []) items.push(unmarshall(item));
+      pending = UnprocessedKeys?.[table]?.Keys ?? [];
+    }
+  });
+  return { items, requests };
+}

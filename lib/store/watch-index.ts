@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { tableName } from './client';
+import { unlessConditionFails } from './conditional-write';
+import type { ItemWrite } from './batch';
+import { deleteItem, queryItems, updateItem, type Item } from './items';
+import { GSI2, inactiveWebhooksPartition, WATCHER_SORT_KEY_PREFIX, watcherKey, watchHeadKey } from './table';
+
+/**
+ * The address index the matcher reads: per (chain, address), a head item and one watcher item per
+ * webhook. Every write to it is a batch put or delete, so adding an address costs no more than
+ * writing its items. The head is rewritten with a new random token whenever the address gains or
+ * loses a watcher: the matcher keeps a copy of the watchers in the head, valid only for the token it
+ * was made for, so a change can never leave it a stale one.
+ */
+export interface Watcher {
+  account: string;
+  webhookId: string;
+}
+
+export function watcherWrites(chainId: string, watcher: Watcher, addresses: string[], kind: 'add' | 'remove'): ItemWrite[] {
+  return addresses.map((address) => {
+    const key = watcherKey(chainId, address, watcher.account, watcher.webhookId);
+    return kind === 'add' ? { put: { ...key } } : { delete: key };
+  });
+}
+
+/**
+ * A head's token: when it was written, and random bytes. Heads go in the same batches as their
+ * watcher items, which DynamoDB may apply in any order, so the matcher saves watchers only in a head
+ * whose token is older than any such batch can take (`tokenAge`).
+ */
+const newToken = () => `${Date.now().toString(36)}.${randomBytes(6).toString('base64url')}`;
+
+export const tokenAge = (token: string, now = Date.now()) => now - parseInt(token.split('.')[0]!, 36);
+
+export function headWrites(chainId: string, addresses: string[]): ItemWrite[] {
+  return addresses.map((address) => ({ put: { ...watchHeadKey(chainId, address), token: newToken() } }));
+}
+
+export interface WatchHead {
+  address: string;
+  token: string;
+  /** The watchers as of `token`, when the matcher has saved them. */
+  watchers?: Watcher[];
+}
+
+const UUID_BYTES = 16;
+
+/** The watchers per account, their ids as 16 bytes each: 10 000 watchers fit in under 200 KB. */
+function encodeWatchers(watchers: Watcher[]): Record<string, Uint8Array> {
+  const byAccount = new Map<string, string[]>();
+  for (const { account, webhookId } of watchers) byAccount.set(account, [...(byAccount.get(account) ?? []), webhookId.replaceAll('-', '')]);
+  return Object.fromEntries([...byAccount].map(([account, ids]) => [account, Buffer.from(ids.join(''), 'hex')]));
+}
+
+function decodeWatchers(encoded: Record<string, Uint8Array>): Watcher[] {
+  const watchers: Watcher[] = [];
+  for (const [account, packed] of Object.entries(encoded)) {
+    const hex = Buffer.from(packed).toString('hex');
+    for (let offset = 0; offset < hex.length; offset += UUID_BYTES * 2) {
+      const id = hex.slice(offset, offset + UUID_BYTES * 2);
+      watchers.push({ account, webhookId: `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20)}` });
+    }
+  }
+  return watchers;
+}
+
+export function toWatchHead(item: Item): WatchHead {
+  const address = (item.pk as string).split('#')[2]!;
+  const saved = item.savedToken === item.token && item.watchers !== undefined;
+  return { address, token: item.token, watchers: saved ? decodeWatchers(item.watchers) : undefined };
+}
+
+/** Every watcher of the address, read consistently. */
+export async function queryWatchers(chainId: string, address: string): Promise<{ watchers: Watcher[]; requests: number }> {
+  const watchers: Watcher[] = [];
+  let requests = 0;
+  let startKey: Item | undefined;
+  do {
+    const page = await queryItems({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': watchHeadKey(chainId, address).pk, ':prefix': WATCHER_SORT_KEY_PREFIX },
+      ConsistentRead: true,
+      ExclusiveStartKey: startKey,
+    });
+    requests += 1;
+    for (const item of page.items) {
+      const [account, webhookId] = (item.sk as string).slice(WATCHER_SORT_KEY_PREFIX.length).split('#') as [string, string];
+      watchers.push({ account, webhookId });
+    }
+    startKey = page.lastEvaluatedKey;
+  } while (startKey);
+  return { watchers, requests };
+}
+
+/** Above this, the watchers are not saved in the head and the matcher queries them each time. */
+const MAX_SAVED_WATCHERS_BYTES = 300_000;
+
+/** Saves the watchers in the head, if its token is still the one they were read for. */
+export async function saveWatchers(chainId: string, head: WatchHead, watchers: Watcher[]): Promise<void> {
+  const encoded = encodeWatchers(watchers);
+  let size = 0;
+  for (const [account, ids] of Object.entries(encoded)) size += account.length + ids.length;
+  if (size > MAX_SAVED_WATCHERS_BYTES) return;
+  await unlessConditionFails(
+    updateItem({
+      TableName: tableName(),
+      Key: watchHeadKey(chainId, head.address),
+      UpdateExpression: 'SET watchers = :watchers, savedToken = :token',
+      ConditionExpression: '#token = :token',
+      ExpressionAttributeNames: { '#token': 'token' },
+      ExpressionAttributeValues: { ':watchers': encoded, ':token': head.token },
+    }),
+  );
+}
+
+/**
+ * Deletes a head that has no watcher left, unless a write gave it a new token since it was read: a
+ * watcher added concurrently is written before its head, so either the read saw that watcher or the
+ * token has changed.
+ */
+export async function deleteHeadIfUnchanged(chainId: string, address: string, token: string): Promise<void> {
+  await unlessConditionFails(
+    deleteItem({
+      TableName: tableName(),
+      Key: watchHeadKey(chainId, address),
+      ConditionExpression: '#token = :token',
+      ExpressionAttributeNames: { '#token': 'token' },
+      ExpressionAttributeValues: { ':token': token },
+    }),
+  );
+}
+
+/**
+ * Ids of the chain's inactive webhooks, from the sparse gsi2 that a webhook's status change moves
+ * it in and out of (the same item's write). Keys only: about 7 000 ids a request.
+ */
+export async function inactiveWebhookIds(chainId: string): Promise<{ ids: Set<string>; requests: number }> {
+  const ids = new Set<string>();
+  let requests = 0;
+  let startKey: Item | undefined;
+  do {
+    const page = await queryItems({
+      TableName: tableName(),
+      IndexName: GSI2.indexName,
+      KeyConditionExpression: `${GSI2.partitionKey} = :pk`,
+      ExpressionAttributeValues: { ':pk': inactiveWebhooksPartition(chainId) },
+      ExclusiveStartKey: startKey,
+    });
+    requests += 1;
+    for (const item of page.items) ids.add((item.sk as string).split('#')[1]!);
+    startKey = page.lastEvaluatedKey;
+  } while (startKey);
+  return { ids, requests };
+}
+
+/** Whether the address still has a watcher, and its head's token if it has a head; one read of at most two items. */
+export async function watchState(chainId: string, address: string): Promise<{ headToken?: string; watched: boolean }> {
+  const head = watchHeadKey(chainId, address);
+  const { items } = await queryItems({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': head.pk },
+    ConsistentRead: true,
+    Limit: 2,
+  });
+  const headItem = items.find((item) => item.sk === head.sk);
+  return { headToken: headItem?.token as string | undefined, watched: items.some((item) => item.sk !== head.sk) };
+}
