@@ -3,6 +3,8 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -13,13 +15,26 @@ import type { StageSettings, UsagePlanName } from '../lib/config/stages';
 import { errorBody, methodNotAllowedMessage } from '../lib/errors';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
 import { routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
-import { GSI1, TABLE_KEYS } from '../lib/store/table';
+import { GSI1, GSI2, TABLE_KEYS } from '../lib/store/table';
 import { LAMBDA_BUNDLING } from './bundling';
 import { gatewayResponses, gatewayResponseTemplate } from './gateway-responses';
 import { STACK_OUTPUTS, stackNameFor } from './stack-outputs';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..');
 const AUTHORIZER = { entry: 'functions/authorizer.ts', tableActions: ['dynamodb:GetItem'] as TableAction[] };
+/** Completes address changes a crash cut off, and purges deleted webhooks' addresses. */
+export const MAINTENANCE = {
+  entry: 'functions/maintain-addresses.ts',
+  tableActions: [
+    'dynamodb:GetItem',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:Query',
+    'dynamodb:BatchGetItem',
+    'dynamodb:BatchWriteItem',
+  ] as TableAction[],
+};
 const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PATCH', 'DELETE'];
 const EXTRA_METHODS = ['PUT'] as const;
 
@@ -60,6 +75,12 @@ export class WebhooksStack extends Stack {
       sortKey: { name: GSI1.sortKey, type: dynamodb.AttributeType.STRING },
       projectionType: dynamodb.ProjectionType.ALL,
     });
+    this.table.addGlobalSecondaryIndex({
+      indexName: GSI2.indexName,
+      partitionKey: { name: GSI2.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: GSI2.sortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
 
     // 64 characters from 0-9a-f: a 32-byte HMAC key, hex-encoded.
     const pageTokenSecret = new secretsmanager.Secret(this, 'PageTokenKey', {
@@ -75,7 +96,13 @@ export class WebhooksStack extends Stack {
       removalPolicy,
     });
 
-    const operationFunction = (name: string, entry: string, tableActions: readonly TableAction[], usesPageTokens = false) => {
+    const operationFunction = (
+      name: string,
+      entry: string,
+      tableActions: readonly TableAction[],
+      usesPageTokens = false,
+      timeoutSeconds = stage.lambdaTimeoutSeconds,
+    ) => {
       const fn = new NodejsFunction(this, `${name}Function`, {
         functionName: resourceName(name),
         entry: path.join(PROJECT_ROOT, entry),
@@ -85,7 +112,7 @@ export class WebhooksStack extends Stack {
         runtime: lambda.Runtime.NODEJS_22_X,
         architecture: lambda.Architecture.ARM_64,
         memorySize: stage.lambdaMemoryMb,
-        timeout: Duration.seconds(stage.lambdaTimeoutSeconds),
+        timeout: Duration.seconds(timeoutSeconds),
         tracing: lambda.Tracing.ACTIVE,
         logGroup: new logs.LogGroup(this, `${name}Logs`, {
           logGroupName: `/aws/lambda/${resourceName(name)}`,
@@ -110,7 +137,7 @@ export class WebhooksStack extends Stack {
         new iam.PolicyStatement({
           actions: [...tableActions],
           resources: tableActions.includes('dynamodb:Query')
-            ? [this.table.tableArn, `${this.table.tableArn}/index/${GSI1.indexName}`]
+            ? [this.table.tableArn, ...[GSI1, GSI2].map((index) => `${this.table.tableArn}/index/${index.indexName}`)]
             : [this.table.tableArn],
         }),
       );
@@ -125,6 +152,19 @@ export class WebhooksStack extends Stack {
       });
       return fn;
     };
+
+    // Once a minute; each run works until shortly before its timeout. Overlapping runs are safe: every
+    // change and purge they take up is held by a lease in the table.
+    new events.Rule(this, 'MaintenanceSchedule', {
+      ruleName: resourceName('maintenance'),
+      description: 'Completes interrupted address changes and purges deleted webhooks',
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [
+        new targets.LambdaFunction(
+          operationFunction('maintainAddresses', MAINTENANCE.entry, MAINTENANCE.tableActions, false, stage.maintenanceTimeoutSeconds),
+        ),
+      ],
+    });
 
     const authorizer = new apigateway.RequestAuthorizer(this, 'ApiKeyAuthorizer', {
       authorizerName: resourceName('api-key'),

@@ -29,7 +29,7 @@ describe('POST /v1/webhooks', () => {
       description: 'watches the treasury wallets',
       includeInternalTxs: true,
       includeLogs: true,
-      metadata: { addresses: [randomAddress(), randomAddress()], eventSignatures: [randomEventSignature()] },
+      metadata: { addresses: [randomAddress(), randomAddress()].sort(), eventSignatures: [randomEventSignature()] },
     });
     expect(await api.create(key, input)).toMatchObject(input);
   });
@@ -80,14 +80,14 @@ describe('POST /v1/webhooks', () => {
     const key = await api.newAccountKey();
     const addresses = Array.from({ length: 100 }, randomAddress);
     const created = await api.create(key, { metadata: { addresses: [...addresses, addresses[0]!.toUpperCase().replace('0X', '0x')] } });
-    expect(created.metadata.addresses).toEqual(addresses);
+    expect(created.metadata.addresses).toEqual([...addresses].sort());
   });
 
-  it('stores addresses lower-cased and de-duplicated, keeping their order', async () => {
+  it('stores addresses lower-cased and de-duplicated, and shows them in address order', async () => {
     const key = await api.newAccountKey();
-    const [first, second] = [randomAddress(), randomAddress()];
+    const [first, second] = [randomAddress(), randomAddress()].sort() as [string, string];
     const upper = (address: string) => `0x${address.slice(2).toUpperCase()}`;
-    const created = await api.create(key, { metadata: { addresses: [upper(first), second, first, upper(second)] } });
+    const created = await api.create(key, { metadata: { addresses: [second, upper(first), first, upper(second)] } });
     expect(created.metadata.addresses).toEqual([first, second]);
     expect((await api.get(key, created.id)).metadata.addresses).toEqual([first, second]);
   });

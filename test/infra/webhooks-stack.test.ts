@@ -2,9 +2,9 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { stageSettings } from '../../lib/config/stages';
 import { routeList } from '../../lib/routes';
-import { GSI1 } from '../../lib/store/table';
+import { GSI1, GSI2 } from '../../lib/store/table';
 import { gatewayResponses } from '../../infra/gateway-responses';
-import { WebhooksStack } from '../../infra/webhooks-stack';
+import { MAINTENANCE, WebhooksStack } from '../../infra/webhooks-stack';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
 
@@ -114,7 +114,7 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     expect(byType.REQUEST_TOO_LARGE.StatusCode).toBe('413');
   });
 
-  it('has the one table with its keys, gsi1, on-demand billing, PITR and KMS encryption', () => {
+  it('has the one table with its keys, gsi1, gsi2, on-demand billing, PITR and KMS encryption', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [
@@ -131,6 +131,14 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
           ],
           Projection: { ProjectionType: 'ALL' },
         },
+        {
+          IndexName: GSI2.indexName,
+          KeySchema: [
+            { AttributeName: GSI2.partitionKey, KeyType: 'HASH' },
+            { AttributeName: GSI2.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
       ],
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       // SSEEnabled with no key of our own: the AWS-managed KMS key (aws/dynamodb).
@@ -146,12 +154,14 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
 
   it('runs every Lambda on nodejs22.x, arm64, with the stage memory and timeout, tracing and log retention', () => {
     const functions = ofType(resources, 'AWS::Lambda::Function').map(([, fn]) => fn.Properties);
-    expect(functions.filter((fn) => fn.Runtime === 'nodejs22.x')).toHaveLength(routeList.length + 1);
+    // One per operation, the authorizer, and the scheduled maintenance function with its own timeout.
+    expect(functions.filter((fn) => fn.Runtime === 'nodejs22.x')).toHaveLength(routeList.length + 2);
     for (const fn of functions.filter((candidate) => candidate.Runtime === 'nodejs22.x')) {
+      const maintenance = fn.FunctionName === `webhooks-${stageName}-maintainAddresses`;
       expect(fn).toMatchObject({
         Architectures: ['arm64'],
         MemorySize: stage.lambdaMemoryMb,
-        Timeout: stage.lambdaTimeoutSeconds,
+        Timeout: maintenance ? stage.maintenanceTimeoutSeconds : stage.lambdaTimeoutSeconds,
         TracingConfig: { Mode: 'Active' },
         Environment: { Variables: expect.objectContaining({ STAGE: stageName, TABLE_NAME: expect.anything() }) },
       });
@@ -166,8 +176,19 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
       for (const action of [statement.Action].flat()) expect(action).not.toMatch(/\*/);
     }
     const granted = tableStatements.map((statement) => [statement.Action].flat().sort().join(',')).sort();
-    const expected = [...routeList.map((route) => [...route.tableActions].sort().join(',')), 'dynamodb:GetItem'].sort();
+    const expected = [
+      ...[...routeList.map((route) => route.tableActions), MAINTENANCE.tableActions].map((actions) => [...actions].sort().join(',')),
+      'dynamodb:GetItem',
+    ].sort();
     expect(granted).toEqual(expected);
+  });
+
+  it('runs the address maintenance function once a minute', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^maintainAddressesFunction'), 'Arn'] }) })],
+    });
   });
 
   it('gives the page-token secret only to the operations that sign page tokens', () => {

@@ -85,19 +85,19 @@ describe('createWebhookBody', () => {
     expect(issuesOf(createWebhookBody, input)).toEqual(['metadata.eventSignatures.0: must be 0x followed by 64 hexadecimal digits']);
   });
 
-  it('accepts 100 addresses', () => {
-    const addresses = distinctAddresses(100);
+  it('accepts 10 000 addresses, the per-call limit', () => {
+    const addresses = distinctAddresses(10_000);
     expect(createWebhookBody.parse(webhookInput({ metadata: { addresses } })).metadata.addresses).toEqual(addresses);
   });
 
-  it('refuses 101 addresses', () => {
-    expect(issuesOf(createWebhookBody, webhookInput({ metadata: { addresses: distinctAddresses(101) } }))).toEqual([
-      'metadata.addresses: must hold at most 100 distinct addresses',
+  it('refuses 10 001 addresses', () => {
+    expect(issuesOf(createWebhookBody, webhookInput({ metadata: { addresses: distinctAddresses(10_001) } }))).toEqual([
+      'metadata.addresses: must hold at most 10000 distinct addresses',
     ]);
   });
 
-  it('counts addresses after lower-casing and dropping repeats: 100 plus one in other case is 100', () => {
-    const addresses = distinctAddresses(100);
+  it('counts addresses after lower-casing and dropping repeats: 10 000 plus one in other case is 10 000', () => {
+    const addresses = distinctAddresses(10_000);
     const input = webhookInput({ metadata: { addresses: [...addresses, `0x${addresses[0]!.slice(2).toUpperCase()}`] } });
     expect(createWebhookBody.parse(input).metadata.addresses).toEqual(addresses);
   });

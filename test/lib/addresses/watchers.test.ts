@@ -1,0 +1,180 @@
+import { addAddresses, removeAddresses } from '../../../lib/addresses/addresses';
+import { findActiveWatchers, type Watcher } from '../../../lib/addresses/watchers';
+import { updateWebhook, deleteWebhook } from '../../../lib/webhooks/webhooks';
+import { ageHeads, createWatchingWebhook, headsOf, randomAddresses } from '../../support/address-store';
+import { useEmbeddedStore } from '../../support/embedded-store';
+import { randomAccount } from '../../support/factories';
+
+useEmbeddedStore();
+
+/** Each chain is a fresh one per test, so that no test sees another's watchers. */
+let chains = 0;
+const freshChain = () => String(900_000 + (chains += 1));
+
+/** Watchers as comparable strings, in order. */
+const ids = (watchers: Watcher[] | undefined) => (watchers ?? []).map((watcher) => `${watcher.account}/${watcher.webhookId}`).sort();
+const watcherOf = (account: string, webhook: { id: string }) => `${account}/${webhook.id}`;
+
+describe('findActiveWatchers', () => {
+  it('finds every active watcher of the asked addresses, on that chain only', async () => {
+    const chain = freshChain();
+    const otherChain = freshChain();
+    const [shared, onlyFirst, unwatched, otherChainOnly] = randomAddresses(4) as [string, string, string, string];
+    const alice = randomAccount();
+    const bob = randomAccount();
+    const first = await createWatchingWebhook(alice, chain, [shared, onlyFirst]);
+    const second = await createWatchingWebhook(alice, chain, [shared]);
+    const bobs = await createWatchingWebhook(bob, chain, [shared]);
+    // The same addresses watched on another chain are not this chain's watchers.
+    await createWatchingWebhook(alice, otherChain, [shared, onlyFirst, otherChainOnly]);
+
+    // Asked in any case and more than once: addresses are matched lower-cased, once.
+    const { matches, reads } = await findActiveWatchers(chain, [
+      shared.toUpperCase().replace('0X', '0x'),
+      shared,
+      onlyFirst,
+      unwatched,
+      otherChainOnly,
+    ]);
+
+    expect([...matches.keys()].sort()).toEqual([shared, onlyFirst].sort());
+    expect(ids(matches.get(shared))).toEqual([watcherOf(alice, first), watcherOf(alice, second), watcherOf(bob, bobs)].sort());
+    expect(ids(matches.get(onlyFirst))).toEqual([watcherOf(alice, first)]);
+    expect(matches.has(unwatched)).toBe(false);
+    expect(matches.has(otherChainOnly)).toBe(false);
+    expect(reads).toEqual({ batchGets: 1, watcherQueries: 2, inactiveQueries: 1 });
+  });
+
+  it('drops an inactive webhook, at no watcher query once the watchers are saved in the head', async () => {
+    const chain = freshChain();
+    const [both, inactiveOnly] = randomAddresses(2) as [string, string];
+    const account = randomAccount();
+    const active = await createWatchingWebhook(account, chain, [both]);
+    const inactive = await createWatchingWebhook(account, chain, [both, inactiveOnly]);
+    await updateWebhook(account, inactive.id, { status: 'inactive' });
+
+    // Fresh heads: the watchers are queried, and not saved (the heads may still be settling).
+    const fresh = await findActiveWatchers(chain, [both, inactiveOnly]);
+    expect(ids(fresh.matches.get(both))).toEqual([watcherOf(account, active)]);
+    expect(fresh.matches.has(inactiveOnly)).toBe(false);
+    expect(fresh.reads.watcherQueries).toBe(2);
+    expect((await headsOf(chain, [both])).get(both)?.watchers).toBeUndefined();
+
+    // Heads settled for a minute: the first lookup queries and saves the watchers, the next reads only the heads.
+    await ageHeads(chain, [both, inactiveOnly]);
+    const saving = await findActiveWatchers(chain, [both, inactiveOnly]);
+    expect(saving.reads.watcherQueries).toBe(2);
+    expect(ids(saving.matches.get(both))).toEqual([watcherOf(account, active)]);
+
+    const saved = await findActiveWatchers(chain, [both, inactiveOnly]);
+    expect(saved.reads).toEqual({ batchGets: 1, watcherQueries: 0, inactiveQueries: 1 });
+    expect(ids(saved.matches.get(both))).toEqual([watcherOf(account, active)]);
+    expect(saved.matches.has(inactiveOnly)).toBe(false);
+    // The head of an address only an inactive webhook watches stays: the webhook may come back.
+    expect((await headsOf(chain, [inactiveOnly])).has(inactiveOnly)).toBe(true);
+
+    // Reactivated (and deactivated again, through DELETE): back at once, still without a watcher query.
+    await updateWebhook(account, inactive.id, { status: 'active' });
+    const reactivated = await findActiveWatchers(chain, [both, inactiveOnly]);
+    expect(reactivated.reads.watcherQueries).toBe(0);
+    expect(ids(reactivated.matches.get(both))).toEqual([watcherOf(account, active), watcherOf(account, inactive)].sort());
+    expect(ids(reactivated.matches.get(inactiveOnly))).toEqual([watcherOf(account, inactive)]);
+
+    await deleteWebhook(account, inactive.id, { permanent: false });
+    const deactivated = await findActiveWatchers(chain, [both, inactiveOnly]);
+    expect(deactivated.reads.watcherQueries).toBe(0);
+    expect(ids(deactivated.matches.get(both))).toEqual([watcherOf(account, active)]);
+    expect(deactivated.matches.has(inactiveOnly)).toBe(false);
+  });
+
+  it('reads the heads of 5000 asked addresses in ceil(5000/100) = 50 batch gets', async () => {
+    const chain = freshChain();
+    const account = randomAccount();
+    const asked = randomAddresses(5000);
+    expect(asked).toHaveLength(5000);
+    const watched = asked.filter((_, index) => index % 50 === 7); // 100 of them, spread out
+    const webhook = await createWatchingWebhook(account, chain, watched);
+
+    const first = await findActiveWatchers(chain, asked);
+    expect(first.reads).toEqual({ batchGets: 50, watcherQueries: 100, inactiveQueries: 1 });
+    expect([...first.matches.keys()].sort()).toEqual([...watched].sort());
+    for (const address of watched) expect(ids(first.matches.get(address))).toEqual([watcherOf(account, webhook)]);
+
+    // Saved watchers: the same lookup then costs only the batch gets and the inactive query.
+    await ageHeads(chain, watched);
+    await findActiveWatchers(chain, asked);
+    const saved = await findActiveWatchers(chain, asked);
+    expect(saved.reads).toEqual({ batchGets: 50, watcherQueries: 0, inactiveQueries: 1 });
+    expect(saved.matches.size).toBe(100);
+
+    // One more asked address is one more batch get; repeats and other spellings of the same ones are not.
+    const more = await findActiveWatchers(chain, [...asked, ...asked.slice(0, 500).map((address) => address.toUpperCase().replace('0X', '0x')), randomAddresses(1)[0]!]);
+    expect(more.reads.batchGets).toBe(51);
+  }, 60_000);
+
+  it('no longer matches a removed address, and the lookup deletes its head', async () => {
+    const chain = freshChain();
+    const account = randomAccount();
+    const [removed, kept, removedSaved] = randomAddresses(3) as [string, string, string];
+    const webhook = await createWatchingWebhook(account, chain, [removed, kept, removedSaved]);
+    // One of them has its watchers saved in its head before the removal: the removal must void them.
+    await ageHeads(chain, [removedSaved]);
+    await findActiveWatchers(chain, [removedSaved]);
+    expect((await headsOf(chain, [removedSaved])).get(removedSaved)?.watchers).toBeDefined();
+    expect(ids((await findActiveWatchers(chain, [removedSaved])).matches.get(removedSaved))).toEqual([watcherOf(account, webhook)]);
+
+    await removeAddresses(account, webhook.id, { addresses: [removed, removedSaved] });
+    expect([...(await headsOf(chain, [removed, removedSaved])).keys()].sort()).toEqual([removed, removedSaved].sort()); // still there until a lookup
+
+    const { matches } = await findActiveWatchers(chain, [removed, kept, removedSaved]);
+    expect([...matches.keys()]).toEqual([kept]);
+    expect([...(await headsOf(chain, [removed, kept, removedSaved])).keys()]).toEqual([kept]);
+
+    // Added back: watched again (a new head).
+    await addAddresses(account, webhook.id, { addresses: [removed] });
+    expect(ids((await findActiveWatchers(chain, [removed])).matches.get(removed))).toEqual([watcherOf(account, webhook)]);
+  });
+
+  it('keeps the head of an address still watched by another webhook when one stops watching it', async () => {
+    const chain = freshChain();
+    const account = randomAccount();
+    const [address] = randomAddresses(1) as [string];
+    const leaving = await createWatchingWebhook(account, chain, [address]);
+    const staying = await createWatchingWebhook(account, chain, [address]);
+    await ageHeads(chain, [address]);
+    await findActiveWatchers(chain, [address]); // saves both
+
+    await removeAddresses(account, leaving.id, { addresses: [address] });
+    const { matches } = await findActiveWatchers(chain, [address]);
+    expect(ids(matches.get(address))).toEqual([watcherOf(account, staying)]);
+    expect((await headsOf(chain, [address])).has(address)).toBe(true);
+  });
+
+  it('returns all 300 watchers of an address, queried and then saved', async () => {
+    const chain = freshChain();
+    const [address, other] = randomAddresses(2) as [string, string];
+    const accounts = [randomAccount(), randomAccount(), randomAccount()];
+    const expected: string[] = [];
+    for (let start = 0; start < 300; start += 25) {
+      const created = await Promise.all(
+        Array.from({ length: 25 }, async (_, offset) => {
+          const account = accounts[(start + offset) % accounts.length]!;
+          return watcherOf(account, await createWatchingWebhook(account, chain, [address, other]));
+        }),
+      );
+      expected.push(...created);
+    }
+    expected.sort();
+
+    const queried = await findActiveWatchers(chain, [address]);
+    expect(ids(queried.matches.get(address))).toEqual(expected);
+    expect(queried.reads.watcherQueries).toBeGreaterThanOrEqual(1);
+
+    await ageHeads(chain, [address]);
+    await findActiveWatchers(chain, [address]);
+    const saved = await findActiveWatchers(chain, [address, other]);
+    expect(saved.reads.watcherQueries).toBe(1); // only `other`, whose head was not aged
+    expect(ids(saved.matches.get(address))).toEqual(expected);
+    expect(ids(saved.matches.get(other))).toEqual(expected);
+  }, 60_000);
+});

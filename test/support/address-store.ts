@@ -1,0 +1,72 @@
+import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { createWebhookBody } from '../../lib/schemas/webhook';
+import { readItems } from '../../lib/store/batch';
+import { dynamoDb, tableName } from '../../lib/store/client';
+import { putItem, queryItems, type Item } from '../../lib/store/items';
+import { WEBHOOK_ADDRESS_SORT_KEY_PREFIX, watchHeadKey, webhookAddressKey } from '../../lib/store/table';
+import type { Webhook } from '../../lib/schemas/webhook';
+import { createWebhook } from '../../lib/webhooks/webhooks';
+import { randomAddress, webhookInput } from './factories';
+
+/** Distinct random addresses, lower-case as the store keeps them. */
+export const randomAddresses = (count: number): string[] => [...new Set(Array.from({ length: count }, randomAddress))];
+
+/** A webhook created through the domain function, watching `addresses` on `chainId`. */
+export function createWatchingWebhook(account: string, chainId: string, addresses: string[]): Promise<Webhook> {
+  return createWebhook(account, createWebhookBody.parse(webhookInput({ chainId, metadata: { addresses } })));
+}
+
+/** A head token as the store writes them (base36 milliseconds '.' random), written `ageMs` ago. */
+export const headTokenAged = (ageMs: number) => `${(Date.now() - ageMs).toString(36)}.aged-by-test`;
+
+/**
+ * Rewrites the heads of the addresses with a token a minute old and no saved watchers: the state of
+ * a head settled long enough for the matcher to save its watchers in it.
+ */
+export async function ageHeads(chainId: string, addresses: string[]): Promise<void> {
+  for (const address of addresses) {
+    await putItem({ TableName: tableName(), Item: { ...watchHeadKey(chainId, address), token: headTokenAged(60_000) } });
+  }
+}
+
+/** The heads that exist among those of the addresses, by address. */
+export async function headsOf(chainId: string, addresses: string[]): Promise<Map<string, Item>> {
+  const { items } = await readItems(addresses.map((address) => watchHeadKey(chainId, address)));
+  return new Map(items.map((item) => [(item.pk as string).split('#')[2]!, item]));
+}
+
+/** The webhook's address items, counted with a consistent keys-only query. */
+export async function countAddressItems(account: string, webhookId: string): Promise<number> {
+  let count = 0;
+  let startKey: Item | undefined;
+  do {
+    const page = await queryItems({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': webhookAddressKey(account, webhookId, '').pk, ':prefix': WEBHOOK_ADDRESS_SORT_KEY_PREFIX },
+      ConsistentRead: true,
+      Select: 'COUNT',
+      ExclusiveStartKey: startKey,
+    });
+    count += page.scannedCount;
+    startKey = page.lastEvaluatedKey;
+  } while (startKey);
+  return count;
+}
+
+/** Every item of the table (keys and attributes), read consistently. */
+export async function scanTable(): Promise<Item[]> {
+  const items: Item[] = [];
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamoDb().send(new ScanCommand({ TableName: tableName(), ConsistentRead: true, ExclusiveStartKey: startKey }));
+    for (const item of page.Items ?? []) items.push(unmarshall(item));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** The items whose key (pk or sk) names the webhook's id. */
+export const itemsNaming = (items: Item[], webhookId: string) =>
+  items.filter((item) => String(item.pk).includes(webhookId) || String(item.sk).includes(webhookId));
