@@ -4,7 +4,7 @@ import type { WebhookStatus } from '../../lib/schemas/fields';
 import { queryWebhooks } from '../../lib/store/webhooks';
 import { listWebhooks } from '../../lib/webhooks/webhooks';
 import { figure, type BenchOptions, type Figure } from '../support/report';
-import { instrumentDynamoDb, seedWebhooks } from '../support/store';
+import { instrumentDynamoDb, seedWebhooks, type DynamoDbCounter } from '../support/store';
 
 const SECTION = '1 list cost';
 
@@ -22,6 +22,14 @@ const SELECTIVITIES: { share: string; statusOf: (index: number) => WebhookStatus
 export async function listCost({ quick, progress }: BenchOptions): Promise<Figure[]> {
   const sizes = quick ? [10, 1000] : [10, 1000, 100_000];
   const counter = instrumentDynamoDb();
+  try {
+    return await measureListCost(sizes, counter, progress);
+  } finally {
+    counter.stop();
+  }
+}
+
+async function measureListCost(sizes: number[], counter: DynamoDbCounter, progress: BenchOptions['progress']): Promise<Figure[]> {
   const figures: Figure[] = [];
   let worstExcess = -Infinity;
   let maxRequests = 0;
@@ -61,7 +69,7 @@ async function pagesRead(
   status: WebhookStatus | undefined,
   pageSize: number,
   accountSize: number,
-  counter: ReturnType<typeof instrumentDynamoDb>,
+  counter: DynamoDbCounter,
 ) {
   const reads: { itemsRead: number; requests: number }[] = [];
   const measure = async (pageToken?: string) => {

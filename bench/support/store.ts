@@ -14,10 +14,22 @@ export const BENCH_TABLE = 'webhooks-bench';
 /**
  * The embedded DynamoDB server in its own process, as `npm start` runs it (in memory here), and this
  * process's configuration pointed at it (the table, a page-token key), so that servers under test
- * and the bench itself share it.
+ * and the bench itself share it. `maxOldSpaceMiB` raises the store process's heap limit (V8's default
+ * here is about 4 GiB): the addresses section fills it with some 6 million items.
  */
-export async function startBenchStore(): Promise<{ endpoint: string; env: Record<string, string>; pid: number; stop: () => Promise<unknown> }> {
-  const dynamo = await startDynamoDbProcess({ port: 0 });
+export async function startBenchStore(
+  { maxOldSpaceMiB }: { maxOldSpaceMiB?: number } = {},
+): Promise<{ endpoint: string; env: Record<string, string>; pid: number; stop: () => Promise<unknown> }> {
+  // The store process is forked with this process's environment: NODE_OPTIONS reaches it, and only it.
+  const nodeOptions = process.env.NODE_OPTIONS;
+  if (maxOldSpaceMiB) process.env.NODE_OPTIONS = `${nodeOptions ?? ''} --max-old-space-size=${maxOldSpaceMiB}`.trim();
+  let dynamo: Awaited<ReturnType<typeof startDynamoDbProcess>>;
+  try {
+    dynamo = await startDynamoDbProcess({ port: 0 });
+  } finally {
+    if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = nodeOptions;
+  }
   const env = {
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     TABLE_NAME: BENCH_TABLE,
@@ -65,24 +77,65 @@ export async function seedWebhooks(account: string, count: number, statusOf: (in
   await Promise.all(Array.from({ length: 8 }, writer));
 }
 
+export interface DynamoDbCall {
+  command: string;
+  /** Items a Query read (ScannedCount). */
+  scannedCount?: number;
+  /** Items a BatchWriteItem puts or deletes, or keys a BatchGetItem asks for. */
+  batchItems?: number;
+}
+
+export interface DynamoDbCounter {
+  calls: DynamoDbCall[];
+  reset: () => void;
+  /** Stops recording (until the next `instrumentDynamoDb()`), so that later sections keep nothing. */
+  stop: () => void;
+}
+
+let counter: (DynamoDbCounter & { recording: boolean }) | undefined;
+
+/** Items in a BatchWriteItem's or keys in a BatchGetItem's input, over all its tables. */
+function batchItemsOf(input: unknown): number | undefined {
+  const requestItems = (input as { RequestItems?: Record<string, unknown[] | { Keys?: unknown[] }> }).RequestItems;
+  if (!requestItems) return undefined;
+  return Object.values(requestItems).reduce<number>((sum, entry) => sum + (Array.isArray(entry) ? entry.length : (entry.Keys?.length ?? 0)), 0);
+}
+
 /**
- * Counts the DynamoDB requests this process sends, and the items each Query reads (ScannedCount).
- * Installed before the process's first call: the client resolves its middleware stack once per
- * command class, so a command already called would not pass through the counter.
+ * Counts the DynamoDB requests this process sends, the items each Query reads (ScannedCount) and the
+ * items of each batch request. The middleware goes in once per process, before the process's first
+ * call (bench/run.ts installs it before any section runs): the client resolves its middleware stack
+ * once per command class, so a command already called would not pass through it. It records only
+ * between `instrumentDynamoDb()` and the counter's `stop()`.
  */
-export function instrumentDynamoDb() {
-  const calls: { command: string; scannedCount?: number }[] = [];
+export function installDynamoDbCounter(): void {
+  if (counter) return;
+  const installed = {
+    calls: [] as DynamoDbCall[],
+    recording: false,
+    reset: () => void installed.calls.splice(0, installed.calls.length),
+    stop: () => {
+      installed.recording = false;
+      installed.reset();
+    },
+  };
+  counter = installed;
   dynamoDb().middlewareStack.add(
     (next, context) => async (args) => {
       const result = await next(args);
+      if (!installed.recording) return result;
       const output = result.output as { ScannedCount?: number };
-      calls.push({ command: context.commandName ?? 'unknown', scannedCount: output.ScannedCount });
+      installed.calls.push({ command: context.commandName ?? 'unknown', scannedCount: output.ScannedCount, batchItems: batchItemsOf(args.input) });
       return result;
     },
     { step: 'initialize', name: 'benchCallCounter' },
   );
-  return {
-    calls,
-    reset: () => void calls.splice(0, calls.length),
-  };
+}
+
+/** The process's counter (installed if it was not), emptied and recording. */
+export function instrumentDynamoDb(): DynamoDbCounter {
+  installDynamoDbCounter();
+  counter!.reset();
+  counter!.recording = true;
+  return counter!;
 }

@@ -13,6 +13,7 @@ import {
   applyAddressChange,
   deleteAddressChange,
   getAddressChange,
+  getWebhookAddressState,
   putAddressChange,
   queryWebhookAddresses,
   renewAddressLease,
@@ -87,31 +88,40 @@ async function completeLeftover({ lease, state }: Held): Promise<WebhookAddressS
   if (state.appliedChange !== leftover.id) {
     await writeChange(leftover, lease);
     const firstAddresses = await firstAddressesAfter(state, leftover);
-    completed = (await applyAddressChange(lease.account, lease.webhookId, lease.id, { change: leftover, firstAddresses, release: false })) ?? lostLease();
+    completed =
+      (await applyAddressChange(lease.account, lease.webhookId, lease.id, { change: leftover, firstAddresses, release: false })) ??
+      (await lostLease(lease));
   }
   await deleteAddressChange(leftover);
   return completed;
 }
 
-function lostLease(): never {
+/** The lease was taken over, or the webhook deleted while the change ran (then it is a 404). */
+async function lostLease({ account, webhookId }: AddressLease): Promise<never> {
+  if (!(await getWebhookAddressState(account, webhookId))) throw webhookNotFound(webhookId);
   throw new ServiceUnavailable();
 }
 
-/** Every item a change writes: the webhook's own address items, then the matcher's index. */
-function changeWrites(change: AddressChange): ItemWrite[] {
+/**
+ * What a change writes, in two phases: the webhook's own address items and the watcher items, then
+ * the heads. A head is written only once its watcher items are: the matcher and the purge delete a
+ * head they find without watchers, and could otherwise delete one whose watcher is still on its way.
+ */
+export function changeWrites(change: Pick<AddressChange, 'account' | 'webhookId' | 'chainId' | 'kind' | 'addresses'>): ItemWrite[][] {
   const watcher = { account: change.account, webhookId: change.webhookId };
   const own: ItemWrite[] = change.addresses.map((address) => {
     const key = webhookAddressKey(change.account, change.webhookId, address);
     return change.kind === 'add' ? { put: { ...key } } : { delete: key };
   });
-  return [...own, ...watcherWrites(change.chainId, watcher, change.addresses, change.kind), ...headWrites(change.chainId, change.addresses)];
+  return [[...own, ...watcherWrites(change.chainId, watcher, change.addresses, change.kind)], headWrites(change.chainId, change.addresses)];
 }
 
 async function writeChange(change: AddressChange, lease: AddressLease): Promise<void> {
-  const writes = changeWrites(change);
-  for (let start = 0; start < writes.length; start += WRITES_PER_LEASE_CHECK) {
-    await lease.keep();
-    await writeItems(writes.slice(start, start + WRITES_PER_LEASE_CHECK));
+  for (const writes of changeWrites(change)) {
+    for (let start = 0; start < writes.length; start += WRITES_PER_LEASE_CHECK) {
+      await lease.keep();
+      await writeItems(writes.slice(start, start + WRITES_PER_LEASE_CHECK));
+    }
   }
 }
 
@@ -187,7 +197,7 @@ export async function changeAddresses(account: string, webhookId: string, kind: 
 
 async function release({ lease }: Held, change: AddressChange | undefined, firstAddresses: string[]): Promise<Webhook> {
   const released = await applyAddressChange(lease.account, lease.webhookId, lease.id, { change, firstAddresses, release: true });
-  return released?.webhook ?? lostLease();
+  return released?.webhook ?? lostLease(lease);
 }
 
 /**

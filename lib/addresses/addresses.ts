@@ -4,10 +4,8 @@ import type { AddressesInput, AddressList, ListAddressesQuery } from '../schemas
 import type { Webhook } from '../schemas/webhook';
 import { getWebhookAddressState, queryWebhookAddresses } from '../store/addresses';
 import { writeItems } from '../store/batch';
-import { webhookAddressKey } from '../store/table';
-import { headWrites, watcherWrites } from '../store/watch-index';
 import { putNewWebhook } from '../store/webhooks';
-import { changeAddresses, FIRST_ADDRESSES_SHOWN, webhookNotFound } from './address-changes';
+import { changeAddresses, changeWrites, FIRST_ADDRESSES_SHOWN, webhookNotFound } from './address-changes';
 
 export const addAddresses = (account: string, id: string, { addresses }: AddressesInput): Promise<Webhook> =>
   changeAddresses(account, id, 'add', addresses);
@@ -22,12 +20,9 @@ export const removeAddresses = (account: string, id: string, { addresses }: Addr
  * Returns the webhook as shown, with its first addresses in address order.
  */
 export async function storeNewWebhook(account: string, webhook: Webhook, addresses: string[]): Promise<Webhook> {
-  const watcher = { account, webhookId: webhook.id };
-  await writeItems([
-    ...addresses.map((address) => ({ put: { ...webhookAddressKey(account, webhook.id, address) } })),
-    ...watcherWrites(webhook.chainId, watcher, addresses, 'add'),
-    ...headWrites(webhook.chainId, addresses),
-  ]);
+  for (const writes of changeWrites({ account, webhookId: webhook.id, chainId: webhook.chainId, kind: 'add', addresses })) {
+    await writeItems(writes);
+  }
   const shown = { ...webhook, metadata: { ...webhook.metadata, addresses: [...addresses].sort().slice(0, FIRST_ADDRESSES_SHOWN) } };
   await putNewWebhook(account, shown, addresses.length);
   return shown;

@@ -10,7 +10,7 @@ import { inChunks, writeItems } from '../store/batch';
 import { deleteItem, getItem, putItem, queryItems, updateItem } from '../store/items';
 import { tableName } from '../store/client';
 import { conditionHeld, unlessConditionFails } from '../store/conditional-write';
-import { PURGES_PARTITION, purgeJobKey, webhookAddressKey, webhookKey } from '../store/table';
+import { GSI2, inactiveWebhooksPartition, PURGES_PARTITION, purgeJobKey, webhookAddressKey, webhookKey } from '../store/table';
 import { deleteHeadIfUnchanged, headWrites, watchState, watcherWrites } from '../store/watch-index';
 import { deleteWebhookItem } from '../store/webhooks';
 
@@ -42,7 +42,10 @@ export async function deleteWebhookPermanently(account: string, webhookId: strin
   if (!current) return undefined;
   const now = Date.now();
   const job: PurgeJob = { account, webhookId, chainId: current.chainId, ready: false, createdAt: now, notBefore: now };
-  await putItem({ TableName: tableName(), Item: { ...purgeJobKey(webhookId), ...job } });
+  // In gsi2 with the chain's inactive webhooks (its sort key is the webhook's), so that the matcher
+  // drops the webhook from the moment it is deleted, not once its watchers are purged.
+  const inactive = { [GSI2.partitionKey]: inactiveWebhooksPartition(job.chainId) };
+  await putItem({ TableName: tableName(), Item: { ...purgeJobKey(webhookId), ...job, ...inactive } });
   const deleted = await deleteWebhookItem(account, webhookId);
   if (!deleted) {
     await deleteItem({ TableName: tableName(), Key: purgeJobKey(webhookId) });
@@ -63,7 +66,14 @@ export async function ensurePurgeJob(job: Pick<PurgeJob, 'account' | 'webhookId'
   await unlessConditionFails(
     putItem({
       TableName: tableName(),
-      Item: { ...purgeJobKey(job.webhookId), ...job, ready: true, createdAt: now, notBefore: now + leaseMs() },
+      Item: {
+        ...purgeJobKey(job.webhookId),
+        ...job,
+        [GSI2.partitionKey]: inactiveWebhooksPartition(job.chainId),
+        ready: true,
+        createdAt: now,
+        notBefore: now + leaseMs(),
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );

@@ -15,17 +15,11 @@ import {
   queryWatchers,
   saveWatchers,
   toWatchHead,
-  tokenAge,
   type Watcher,
 } from '../store/watch-index';
 
 export type { Watcher } from '../store/watch-index';
 
-/**
- * A head is rewritten in the same batches as its watcher items, which may be applied in any order
- * and retried for up to about 3 s: watchers are saved only in a head older than that, with margin.
- */
-const SAVE_WATCHERS_AFTER_MS = 10_000;
 const QUERIES_IN_PARALLEL = 16;
 
 export interface WatcherLookup {
@@ -52,9 +46,9 @@ export async function findActiveWatchers(chainId: string, addresses: string[]): 
     const { watchers, requests } = await queryWatchers(chainId, head!.address);
     reads.watcherQueries += requests;
     keep(head!.address, watchers);
-    // A head left by removed watchers goes; one settled long enough keeps its watchers for next time.
+    // A head left by removed watchers goes; any other keeps its watchers for next time.
     if (watchers.length === 0) await deleteHeadIfUnchanged(chainId, head!.address, head!.token);
-    else if (tokenAge(head!.token) > SAVE_WATCHERS_AFTER_MS) await saveWatchers(chainId, head!, watchers);
+    else await saveWatchers(chainId, head!, watchers);
   });
   return { matches, reads };
 }

@@ -24,17 +24,9 @@ export function watcherWrites(chainId: string, watcher: Watcher, addresses: stri
   });
 }
 
-/**
- * A head's token: when it was written, and random bytes. Heads go in the same batches as their
- * watcher items, which DynamoDB may apply in any order, so the matcher saves watchers only in a head
- * whose token is older than any such batch can take (`tokenAge`).
- */
-const newToken = () => `${Date.now().toString(36)}.${randomBytes(6).toString('base64url')}`;
-
-export const tokenAge = (token: string, now = Date.now()) => now - parseInt(token.split('.')[0]!, 36);
-
+/** Written after the address's watcher items, never with them (see `changeWrites`). */
 export function headWrites(chainId: string, addresses: string[]): ItemWrite[] {
-  return addresses.map((address) => ({ put: { ...watchHeadKey(chainId, address), token: newToken() } }));
+  return addresses.map((address) => ({ put: { ...watchHeadKey(chainId, address), token: randomBytes(8).toString('base64url') } }));
 }
 
 export interface WatchHead {

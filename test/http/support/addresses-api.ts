@@ -27,7 +27,7 @@ export interface AddressPage {
   hasTokenKey: boolean;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Lowers the address limits for the tests of one describe block, restoring them after. The limits

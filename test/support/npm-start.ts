@@ -1,0 +1,76 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { isRunning, logLines, procStat, waitUntilGone } from './processes';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface NpmStart {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  /** The pids of npm, the server (node, exec'd by npm's shell) and the embedded DynamoDB's process. */
+  pids: { npm: number; server: number; store: number };
+  /** The last 256 KiB of what it printed. */
+  output: () => string;
+  exited: Promise<number | null>;
+  /** SIGKILL to the whole process group (npm, the server and the store), then waits until all are gone. */
+  killGroup: () => Promise<void>;
+}
+
+/** A port that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `npm start` itself, in a process group of its own (so that the group can be killed as a crash
+ * would, without touching jest's), until it prints where it listens and its "started" line.
+ */
+export async function startNpmStart(env: Record<string, string>): Promise<NpmStart> {
+  const childEnv: Record<string, string | undefined> = { ...process.env, POWERTOOLS_LOG_LEVEL: 'INFO', ...env };
+  delete childEnv.DYNAMODB_ENDPOINT;
+  const child = spawn('npm', ['start'], { cwd: ROOT, env: childEnv, detached: true });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString();
+    if (output.length > 512 * 1024) output = output.slice(-256 * 1024);
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const url = await new Promise<string>((resolve, reject) => {
+    const check = () => {
+      const listening = /listening on (http:\/\/\S+:\d+)/.exec(output);
+      if (listening && /"message":"started"/.test(output)) resolve(listening[1]!);
+    };
+    child.stdout.on('data', check);
+    void exited.then((code) => reject(new Error(`npm start exited with ${code} before listening:\n${output}`)));
+  });
+  const started = logLines(output).find((line) => line.message === 'started')!;
+  const store = started.dynamoDbPid as number;
+  const server = procStat(store)!.parentPid;
+  const pids = { npm: child.pid!, server, store };
+  return {
+    child,
+    url,
+    pids,
+    output: () => output,
+    exited,
+    killGroup: async () => {
+      try {
+        process.kill(-pids.npm, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      await exited;
+      for (const pid of [pids.server, pids.store]) if (isRunning(pid)) await waitUntilGone(pid);
+    },
+  };
+}
