@@ -15,7 +15,7 @@ const WRITE_BATCH = 25;
 const GET_BATCH = 100;
 /** Requests in flight at once for one call; the SDK's connection pool holds 50. */
 const PARALLEL_REQUESTS = 8;
-/** Rounds for what is left unprocessed: pauses of 25 ms doubling to 1.6 s, about 3 s in all. */
+/** Rounds for what is left unprocessed: pauses of 50 ms doubling to 3.2 s, about 6 s in all. */
 const MAX_ROUNDS = 8;
 
 export type ItemWrite = { put: Item } | { delete: TableKey };
