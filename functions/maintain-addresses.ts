@@ -12,9 +12,9 @@ export const handler = middy(async (_event: unknown, context: Context) => {
   const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
   let passes = 0;
   do {
-    const { changesCompleted, purgesFinished } = await runAddressMaintenance(deadline);
+    const { changesCompleted, purgesFinished, unfinished } = await runAddressMaintenance(deadline);
     passes += 1;
-    if (changesCompleted + purgesFinished === 0) break;
+    if (changesCompleted + purgesFinished === 0 && !unfinished) break;
   } while (Date.now() < deadline);
   return { passes };
 }).use(injectLambdaContext(logger));

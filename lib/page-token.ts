@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BadRequest } from './errors';
+import { uuidFromHex, uuidHex } from './uuid';
 
 /**
  * Page tokens: where the last page ended, signed with a server key over the list it belongs to. A
@@ -33,8 +34,7 @@ export function encodePageToken(key: Buffer, scope: PageTokenScope, lastId: stri
 
 /** The last id of the earlier page; a 400 for any token this server did not issue for this scope. */
 export function decodePageToken(key: Buffer, scope: PageTokenScope, token: string): string {
-  const hex = decode(key, webhooksScope(scope), token, ID_BYTES, INVALID_PAGE_TOKEN).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidFromHex(decode(key, webhooksScope(scope), token, ID_BYTES, INVALID_PAGE_TOKEN).toString('hex'));
 }
 
 export function encodeAddressPageToken(key: Buffer, account: string, webhookId: string, lastAddress: string): string {
@@ -47,7 +47,7 @@ export function decodeAddressPageToken(key: Buffer, account: string, webhookId: 
 }
 
 function uuidBytes(id: string): Buffer {
-  const bytes = Buffer.from(id.replaceAll('-', ''), 'hex');
+  const bytes = Buffer.from(uuidHex(id), 'hex');
   if (bytes.length !== ID_BYTES) throw new Error('Page token ids must be UUIDs');
   return bytes;
 }

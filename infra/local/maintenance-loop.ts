@@ -1,7 +1,7 @@
 import { runAddressMaintenance } from '../../lib/addresses/maintenance';
 import { localLogger as logger } from './local-logger';
 
-/** A pass's time budget, and the pause between passes: short, so that stopping never waits long. */
+/** A pass's time budget, short so that stopping never waits long, and the pause after a pass that left nothing to go on with. */
 const PASS_MS = 2_000;
 const PAUSE_MS = 500;
 
@@ -20,12 +20,13 @@ export function startMaintenanceLoop(): MaintenanceLoop {
   let timer: NodeJS.Timeout | undefined;
   let pass: Promise<void> = Promise.resolve();
   const run = async () => {
+    let unfinished = false;
     try {
-      await runAddressMaintenance(Date.now() + PASS_MS);
+      ({ unfinished } = await runAddressMaintenance(Date.now() + PASS_MS));
     } catch (error) {
       logger.warn('address maintenance pass failed', { error: (error as Error).message });
     }
-    if (!stopped) timer = setTimeout(() => (pass = run()), PAUSE_MS);
+    if (!stopped) timer = setTimeout(() => (pass = run()), unfinished ? 0 : PAUSE_MS);
   };
   timer = setTimeout(() => (pass = run()), 0);
   return {

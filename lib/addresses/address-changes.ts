@@ -50,7 +50,7 @@ class AddressLease {
   async keep(): Promise<void> {
     if (Date.now() - this.renewedAt < leaseMs() / 3) return;
     const now = Date.now();
-    if (!(await renewAddressLease(this.account, this.webhookId, this.id, now + leaseMs()))) throw new ServiceUnavailable();
+    if (!(await renewAddressLease(this.account, this.webhookId, this.id, now + leaseMs()))) await lostLease(this);
     this.renewedAt = now;
   }
 }
@@ -189,8 +189,13 @@ export async function changeAddresses(account: string, webhookId: string, kind: 
     await deleteAddressChange(change);
     return webhook;
   } catch (error) {
-    // Nothing written yet: free the lease at once rather than make the next call wait for it to expire.
-    if (!change) await applyAddressChange(account, webhookId, lease.id, { firstAddresses: state.webhook.metadata.addresses, release: true });
+    // Nothing written yet: free the lease at once rather than make the next call wait for it to expire
+    // (if that fails too, it expires); the caller hears of the first error.
+    if (!change) {
+      await applyAddressChange(account, webhookId, lease.id, { firstAddresses: state.webhook.metadata.addresses, release: true }).catch(
+        () => undefined,
+      );
+    }
     throw error;
   }
 }
@@ -201,8 +206,9 @@ async function release({ lease }: Held, change: AddressChange | undefined, first
 }
 
 /**
- * Completes a change recorded before `startedBefore` whose holder is gone: takes the webhook's lease
- * (without waiting) and releases it. Returns false when the lease is held: the change is alive.
+ * For the maintenance sweep: completes a recorded change whose holder is gone, by taking the
+ * webhook's lease without waiting (which completes what an expired holder left) and releasing it.
+ * 'held' when the lease is held: the change is still under way.
  */
 export async function completeInterruptedChange(change: AddressChange): Promise<'completed' | 'held' | 'webhook deleted'> {
   try {

@@ -11,6 +11,8 @@ import { ensurePurgeJob, runPurges } from './purge';
 export interface MaintenanceResult {
   changesCompleted: number;
   purgesFinished: number;
+  /** Whether the pass stopped at its deadline with work left that can go on at once. */
+  unfinished: boolean;
 }
 
 /** One pass, until `deadline`: what it leaves is taken up by the next. */
@@ -25,7 +27,7 @@ export async function runAddressMaintenance(deadline: number): Promise<Maintenan
     // A change of a webhook deleted since: its purge job removes what it wrote (recorded if missing).
     if (outcome === 'webhook deleted') await ensurePurgeJob({ account: change.account, webhookId: change.webhookId, chainId: change.chainId });
   }
-  const purgesFinished = await runPurges(deadline);
+  const { finished: purgesFinished, unfinished } = await runPurges(deadline);
   if (changesCompleted + purgesFinished > 0) logger.info('address maintenance', { changesCompleted, purgesFinished });
-  return { changesCompleted, purgesFinished };
+  return { changesCompleted, purgesFinished, unfinished };
 }

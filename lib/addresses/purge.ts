@@ -130,22 +130,24 @@ async function isDue(job: PurgeJob, now: number): Promise<boolean> {
 }
 
 /**
- * Runs the due purge jobs until `deadline`; a job not finished by then is taken up again after its
- * lease expires, by this process or another. Returns how many jobs it finished.
+ * Runs the due purge jobs until `deadline`; a job not finished by then is taken up again by the next
+ * run, of this process or another. Returns how many jobs it finished, and whether it left one unfinished.
  */
-export async function runPurges(deadline: number): Promise<number> {
+export async function runPurges(deadline: number): Promise<{ finished: number; unfinished: boolean }> {
   let finished = 0;
+  let unfinished = false;
   for (const job of await purgeJobs()) {
     const now = Date.now();
-    if (now >= deadline) break;
+    if (now >= deadline) return { finished, unfinished: true };
     if (!(await isDue(job, now))) continue;
     const heldUntil = await claim(job, now);
-    if (heldUntil !== undefined && (await purge(job, heldUntil, deadline))) {
+    if (heldUntil === undefined) continue;
+    if (await purge(job, heldUntil, deadline)) {
       await deleteItem({ TableName: tableName(), Key: purgeJobKey(job.webhookId) });
       finished += 1;
-    }
+    } else unfinished = true;
   }
-  return finished;
+  return { finished, unfinished };
 }
 
 /**

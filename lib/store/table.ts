@@ -1,3 +1,5 @@
+import { uuidFromHex, uuidHex } from '../uuid';
+
 /**
  * The single table's key design. Every key string in the project is built here.
  *
@@ -21,7 +23,7 @@
  * | a webhook's address    | ACCOUNT#<account>#WEBHOOK#<id>     | ADDRESS#<address>         |              |        |
  * | address change record  | ACCOUNT#<account>#WEBHOOK#<id>     | ADDRESS_CHANGE            | ADDRESS_CHANGES | <time>#<id> |
  * | watch head             | WATCH#<chainId>#<address>          | HEAD                      |              |        |
- * | watcher                | WATCH#<chainId>#<address>          | WATCHER#<account>#<id>    |              |        |
+ * | watcher                | WATCH#<chainId>#<address>          | W#<account>#<id as hex>   |              |        |
  * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        |
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
@@ -85,13 +87,22 @@ const watchPartition = (chainId: string, address: string) => `WATCH#${chainId}#$
 /** Exists while any webhook may watch the address on the chain: what the matcher's batch reads ask for. */
 export const watchHeadKey = (chainId: string, address: string): TableKey => ({ pk: watchPartition(chainId, address), sk: 'HEAD' });
 
-export const WATCHER_SORT_KEY_PREFIX = 'WATCHER#';
+export const WATCHER_SORT_KEY_PREFIX = 'W#';
 
-/** One per webhook watching the address: the webhook's account and id are in its sort key. */
+/**
+ * One per webhook watching the address: the webhook's account and id (32 hex digits) are in its sort
+ * key, kept short because the matcher reads an address's watchers in one Query, whose page is 1 MB:
+ * 10 000 watchers fit in one with account names of up to 11 characters.
+ */
 export const watcherKey = (chainId: string, address: string, account: string, id: string): TableKey => ({
   pk: watchPartition(chainId, address),
-  sk: `${WATCHER_SORT_KEY_PREFIX}${account}#${id}`,
+  sk: `${WATCHER_SORT_KEY_PREFIX}${account}#${uuidHex(id)}`,
 });
+
+export function watcherOfSortKey(sk: string): { account: string; webhookId: string } {
+  const [account, id] = sk.slice(WATCHER_SORT_KEY_PREFIX.length).split('#') as [string, string];
+  return { account, webhookId: uuidFromHex(id) };
+}
 
 export const PURGES_PARTITION = 'PURGES';
 export const purgeJobKey = (id: string): TableKey => ({ pk: PURGES_PARTITION, sk: `${WEBHOOK_SORT_KEY_PREFIX}${id}` });

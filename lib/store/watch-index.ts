@@ -3,7 +3,8 @@ import { tableName } from './client';
 import { unlessConditionFails } from './conditional-write';
 import type { ItemWrite } from './batch';
 import { deleteItem, queryItems, updateItem, type Item } from './items';
-import { GSI2, inactiveWebhooksPartition, WATCHER_SORT_KEY_PREFIX, watcherKey, watchHeadKey } from './table';
+import { uuidFromHex, uuidHex } from '../uuid';
+import { GSI2, inactiveWebhooksPartition, WATCHER_SORT_KEY_PREFIX, watcherKey, watcherOfSortKey, watchHeadKey } from './table';
 
 /**
  * The address index the matcher reads: per (chain, address), a head item and one watcher item per
@@ -41,7 +42,11 @@ const UUID_BYTES = 16;
 /** The watchers per account, their ids as 16 bytes each: 10 000 watchers fit in under 200 KB. */
 function encodeWatchers(watchers: Watcher[]): Record<string, Uint8Array> {
   const byAccount = new Map<string, string[]>();
-  for (const { account, webhookId } of watchers) byAccount.set(account, [...(byAccount.get(account) ?? []), webhookId.replaceAll('-', '')]);
+  for (const { account, webhookId } of watchers) {
+    const ids = byAccount.get(account);
+    if (ids) ids.push(uuidHex(webhookId));
+    else byAccount.set(account, [uuidHex(webhookId)]);
+  }
   return Object.fromEntries([...byAccount].map(([account, ids]) => [account, Buffer.from(ids.join(''), 'hex')]));
 }
 
@@ -50,8 +55,7 @@ function decodeWatchers(encoded: Record<string, Uint8Array>): Watcher[] {
   for (const [account, packed] of Object.entries(encoded)) {
     const hex = Buffer.from(packed).toString('hex');
     for (let offset = 0; offset < hex.length; offset += UUID_BYTES * 2) {
-      const id = hex.slice(offset, offset + UUID_BYTES * 2);
-      watchers.push({ account, webhookId: `${id.slice(0, 8)}-${id.slice(8, 12)}-${id.slice(12, 16)}-${id.slice(16, 20)}-${id.slice(20)}` });
+      watchers.push({ account, webhookId: uuidFromHex(hex.slice(offset, offset + UUID_BYTES * 2)) });
     }
   }
   return watchers;
@@ -77,10 +81,7 @@ export async function queryWatchers(chainId: string, address: string): Promise<{
       ExclusiveStartKey: startKey,
     });
     requests += 1;
-    for (const item of page.items) {
-      const [account, webhookId] = (item.sk as string).slice(WATCHER_SORT_KEY_PREFIX.length).split('#') as [string, string];
-      watchers.push({ account, webhookId });
-    }
+    for (const item of page.items) watchers.push(watcherOfSortKey(item.sk as string));
     startKey = page.lastEvaluatedKey;
   } while (startKey);
   return { watchers, requests };
@@ -91,10 +92,12 @@ const MAX_SAVED_WATCHERS_BYTES = 300_000;
 
 /** Saves the watchers in the head, if its token is still the one they were read for. */
 export async function saveWatchers(chainId: string, head: WatchHead, watchers: Watcher[]): Promise<void> {
-  const encoded = encodeWatchers(watchers);
-  let size = 0;
-  for (const [account, ids] of Object.entries(encoded)) size += account.length + ids.length;
+  // The encoding's size, checked first so that watchers too many to save cost no encoding at every lookup.
+  const accounts = new Set(watchers.map((watcher) => watcher.account));
+  let size = watchers.length * UUID_BYTES;
+  for (const account of accounts) size += account.length;
   if (size > MAX_SAVED_WATCHERS_BYTES) return;
+  const encoded = encodeWatchers(watchers);
   await unlessConditionFails(
     updateItem({
       TableName: tableName(),

@@ -1,3 +1,4 @@
+import { uuidHex } from '../../lib/uuid';
 import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createWebhookBody } from '../../lib/schemas/webhook';
@@ -68,5 +69,8 @@ export async function scanTable(): Promise<Item[]> {
 }
 
 /** The items whose key (pk or sk) names the webhook's id. */
+/** Items whose keys name the webhook, in either of the forms keys carry its id in (with dashes, or as 32 hex digits). */
 export const itemsNaming = (items: Item[], webhookId: string) =>
-  items.filter((item) => String(item.pk).includes(webhookId) || String(item.sk).includes(webhookId));
+  items.filter((item) =>
+    [webhookId, uuidHex(webhookId)].some((id) => String(item.pk).includes(id) || String(item.sk).includes(id)),
+  );

@@ -5,7 +5,7 @@ import { putAddressChange } from '../../../lib/store/addresses';
 import { writeItems } from '../../../lib/store/batch';
 import { tableName } from '../../../lib/store/client';
 import { getItem, updateItem } from '../../../lib/store/items';
-import { PURGES_PARTITION, purgeJobKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
+import { PURGES_PARTITION, purgeJobKey, watcherKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
 import { headWrites, watcherWrites } from '../../../lib/store/watch-index';
 import { deleteWebhook, getWebhook } from '../../../lib/webhooks/webhooks';
 import {
@@ -74,9 +74,9 @@ describe('permanent deletion of a webhook with 5000 addresses', () => {
     expect(watchItems.map((item) => `${item.pk} ${item.sk}`).sort()).toEqual(
       [
         `WATCH#${CHAIN}#${shared} HEAD`,
-        `WATCH#${CHAIN}#${shared} WATCHER#${otherAccount}#${other.id}`,
+        `WATCH#${CHAIN}#${shared} ${watcherKey(CHAIN, shared, otherAccount, other.id).sk}`,
         `WATCH#${CHAIN}#${ownOfOther} HEAD`,
-        `WATCH#${CHAIN}#${ownOfOther} WATCHER#${otherAccount}#${other.id}`,
+        `WATCH#${CHAIN}#${ownOfOther} ${watcherKey(CHAIN, ownOfOther, otherAccount, other.id).sk}`,
       ].sort(),
     );
     const { matches } = await findActiveWatchers(CHAIN, [...addresses, ownOfOther]);
