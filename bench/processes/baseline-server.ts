@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { tableName } from '../../lib/store/client';
 import { writeItems } from '../../lib/store/batch';
 import { getItem, queryItems } from '../../lib/store/items';
-import { sharedSecretKey, webhookAddressKey, webhookKey, WEBHOOK_SORT_KEY_PREFIX } from '../../lib/store/table';
+import { sharedSecretKey, webhookAddressKey, webhookKey, webhookPointerKey, WEBHOOK_SORT_KEY_PREFIX } from '../../lib/store/table';
 import { headWrites, watcherWrites } from '../../lib/store/watch-index';
 import { webhookItem } from '../../lib/store/webhooks';
 
@@ -30,7 +30,7 @@ const operations: Record<string, (body: string) => Promise<unknown>> = {
       })
     ).items,
   // The same items the service stores, in one batch: the webhook (the fields the API defaults are
-  // data every webhook holds) and, per address, its item and the matcher's two index items.
+  // data every webhook holds), its pointer and, per address, its item and the matcher's two index items.
   'POST /create': async (body) => {
     const { url, chainId, eventType, metadata } = JSON.parse(body);
     const webhook = {
@@ -47,11 +47,11 @@ const operations: Record<string, (body: string) => Promise<unknown>> = {
       includeLogs: false,
     };
     const addresses = webhook.metadata.addresses;
-    const watcher = { account, webhookId: webhook.id };
     await writeItems([
       { put: webhookItem(account, webhook, addresses.length) },
+      { put: { ...webhookPointerKey(webhook.id), account } },
       ...addresses.map((address) => ({ put: { ...webhookAddressKey(account, webhook.id, address) } })),
-      ...watcherWrites(chainId, watcher, addresses, 'add'),
+      ...watcherWrites(chainId, webhook.id, addresses, 'add'),
       ...headWrites(chainId, addresses),
     ]);
     return webhook;

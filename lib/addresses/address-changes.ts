@@ -108,12 +108,11 @@ async function lostLease({ account, webhookId }: AddressLease): Promise<never> {
  * head they find without watchers, and could otherwise delete one whose watcher is still on its way.
  */
 export function changeWrites(change: Pick<AddressChange, 'account' | 'webhookId' | 'chainId' | 'kind' | 'addresses'>): ItemWrite[][] {
-  const watcher = { account: change.account, webhookId: change.webhookId };
   const own: ItemWrite[] = change.addresses.map((address) => {
     const key = webhookAddressKey(change.account, change.webhookId, address);
     return change.kind === 'add' ? { put: { ...key } } : { delete: key };
   });
-  return [[...own, ...watcherWrites(change.chainId, watcher, change.addresses, change.kind)], headWrites(change.chainId, change.addresses)];
+  return [[...own, ...watcherWrites(change.chainId, change.webhookId, change.addresses, change.kind)], headWrites(change.chainId, change.addresses)];
 }
 
 async function writeChange(change: AddressChange, lease: AddressLease): Promise<void> {

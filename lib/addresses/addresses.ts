@@ -4,6 +4,7 @@ import type { AddressesInput, AddressList, ListAddressesQuery } from '../schemas
 import type { Webhook } from '../schemas/webhook';
 import { getWebhookAddressState, queryWebhookAddresses } from '../store/addresses';
 import { writeItems } from '../store/batch';
+import { webhookPointerKey } from '../store/table';
 import { putNewWebhook } from '../store/webhooks';
 import { changeAddresses, changeWrites, FIRST_ADDRESSES_SHOWN, webhookNotFound } from './address-changes';
 
@@ -14,15 +15,15 @@ export const removeAddresses = (account: string, id: string, { addresses }: Addr
   changeAddresses(account, id, 'remove', addresses);
 
 /**
- * Stores a new webhook with its addresses. The addresses and the matcher's index go first and the
- * webhook's item last, so that the webhook exists only once all of them do: a crash in between
+ * Stores a new webhook with its addresses and its pointer. The addresses and the matcher's index go
+ * first and the webhook's item last, so that the webhook exists only once all of them do: a crash in between
  * leaves items of a webhook nobody was told of, never a webhook missing some of its addresses.
  * Returns the webhook as shown, with its first addresses in address order.
  */
 export async function storeNewWebhook(account: string, webhook: Webhook, addresses: string[]): Promise<Webhook> {
-  for (const writes of changeWrites({ account, webhookId: webhook.id, chainId: webhook.chainId, kind: 'add', addresses })) {
-    await writeItems(writes);
-  }
+  const [ownAndWatchers, heads] = changeWrites({ account, webhookId: webhook.id, chainId: webhook.chainId, kind: 'add', addresses });
+  await writeItems([{ put: { ...webhookPointerKey(webhook.id), account } }, ...ownAndWatchers!]);
+  await writeItems(heads!);
   const shown = { ...webhook, metadata: { ...webhook.metadata, addresses: [...addresses].sort().slice(0, FIRST_ADDRESSES_SHOWN) } };
   await putNewWebhook(account, shown, addresses.length);
   return shown;

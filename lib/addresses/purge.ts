@@ -10,7 +10,7 @@ import { inChunks, writeItems } from '../store/batch';
 import { deleteItem, getItem, putItem, queryItems, updateItem } from '../store/items';
 import { tableName } from '../store/client';
 import { conditionHeld, unlessConditionFails } from '../store/conditional-write';
-import { GSI2, inactiveWebhooksPartition, PURGES_PARTITION, purgeJobKey, webhookAddressKey, webhookKey } from '../store/table';
+import { GSI2, inactiveWebhooksPartition, PURGES_PARTITION, purgeJobKey, webhookAddressKey, webhookKey, webhookPointerKey } from '../store/table';
 import { deleteHeadIfUnchanged, headWrites, watchState, watcherWrites } from '../store/watch-index';
 import { deleteWebhookItem } from '../store/webhooks';
 
@@ -170,6 +170,7 @@ async function purge(job: PurgeJob, heldUntil: number, deadline: number): Promis
     await purgeAddresses(job, addresses);
   }
   if (leftover) await deleteAddressChange(leftover);
+  await deleteItem({ TableName: tableName(), Key: webhookPointerKey(job.webhookId) });
   return true;
 }
 
@@ -179,8 +180,7 @@ async function purge(job: PurgeJob, heldUntil: number, deadline: number): Promis
  * the watchers the matcher saved in it (this webhook among them).
  */
 async function purgeAddresses(job: PurgeJob, addresses: string[]): Promise<void> {
-  const watcher = { account: job.account, webhookId: job.webhookId };
-  await writeItems(watcherWrites(job.chainId, watcher, addresses, 'remove'));
+  await writeItems(watcherWrites(job.chainId, job.webhookId, addresses, 'remove'));
   const stillWatched: string[] = [];
   await inChunks(addresses, 1, HEAD_CHECKS_IN_PARALLEL, async ([address]) => {
     const { headToken, watched } = await watchState(job.chainId, address!);

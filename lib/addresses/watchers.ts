@@ -15,16 +15,16 @@ import {
   queryWatchers,
   saveWatchers,
   toWatchHead,
-  type Watcher,
 } from '../store/watch-index';
-
-export type { Watcher } from '../store/watch-index';
 
 const QUERIES_IN_PARALLEL = 16;
 
 export interface WatcherLookup {
-  /** Each matched address (lower-case) and its active watchers. */
-  matches: Map<string, Watcher[]>;
+  /**
+   * Each matched address (lower-case) and the ids of the active webhooks watching it. A webhook's
+   * account, and so its item, is named by its pointer (`webhookPointerKey`).
+   */
+  matches: Map<string, string[]>;
   /** Read requests sent, by kind: the benchmark's cost figures. */
   reads: { batchGets: number; watcherQueries: number; inactiveQueries: number };
 }
@@ -36,9 +36,9 @@ export async function findActiveWatchers(chainId: string, addresses: string[]): 
     inactiveWebhookIds(chainId),
   ]);
   const reads = { batchGets: heads.requests, watcherQueries: 0, inactiveQueries: inactive.requests };
-  const matches = new Map<string, Watcher[]>();
-  const keep = (address: string, watchers: Watcher[]) => {
-    const active = watchers.filter((watcher) => !inactive.ids.has(watcher.webhookId));
+  const matches = new Map<string, string[]>();
+  const keep = (address: string, watchers: string[]) => {
+    const active = watchers.filter((webhookId) => !inactive.ids.has(webhookId));
     if (active.length > 0) matches.set(address, active);
   };
   await inChunks(heads.items.map(toWatchHead), 1, QUERIES_IN_PARALLEL, async ([head]) => {

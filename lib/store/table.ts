@@ -22,8 +22,9 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * |------------------------|------------------------------------|---------------------------|--------------|--------|
  * | a webhook's address    | ACCOUNT#<account>#WEBHOOK#<id>     | ADDRESS#<address>         |              |        |
  * | address change record  | ACCOUNT#<account>#WEBHOOK#<id>     | ADDRESS_CHANGE            | ADDRESS_CHANGES | <time>#<id> |
- * | watch head             | WATCH#<chainId>#<address>          | HEAD                      |              |        |
- * | watcher                | WATCH#<chainId>#<address>          | W#<account>#<id as hex>   |              |        |
+ * | watch head             | WATCH#<chainId>#<address w/o 0x>   | #                         |              |        |
+ * | watcher                | WATCH#<chainId>#<address w/o 0x>   | <webhook id, base64url>   |              |        |
+ * | webhook pointer        | WEBHOOK#<id>                       | ACCOUNT                   |              |        |
  * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        |
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
@@ -81,28 +82,32 @@ export const addressChangeIndexKey = (startedAt: number, changeId: string) => ({
   gsi1sk: `${String(startedAt).padStart(15, '0')}#${changeId}`,
 });
 
-/** The partition of everything the matcher reads about one address on one chain. */
-const watchPartition = (chainId: string, address: string) => `WATCH#${chainId}#${address}`;
+/**
+ * The partition of everything the matcher reads about one address on one chain. The address is
+ * written without its `0x`, and watcher items hold nothing but the webhook's id: a watcher item is
+ * about 97 bytes as DynamoDB counts them, so that one Query page (1 MB) holds some 10 000 watchers.
+ */
+const watchPartition = (chainId: string, address: string) => `WATCH#${chainId}#${address.slice(2)}`;
 
-/** Exists while any webhook may watch the address on the chain: what the matcher's batch reads ask for. */
-export const watchHeadKey = (chainId: string, address: string): TableKey => ({ pk: watchPartition(chainId, address), sk: 'HEAD' });
-
-export const WATCHER_SORT_KEY_PREFIX = 'W#';
+/** The address of a watch partition. */
+export const addressOfWatchPartition = (pk: string) => `0x${pk.slice(pk.lastIndexOf('#') + 1)}`;
 
 /**
- * One per webhook watching the address: the webhook's account and id (32 hex digits) are in its sort
- * key, kept short because the matcher reads an address's watchers in one Query, whose page is 1 MB:
- * 10 000 watchers fit in one with account names of up to 11 characters.
+ * Exists while any webhook may watch the address on the chain: what the matcher's batch reads ask
+ * for. Its sort key sorts before every watcher's, which are base64url.
  */
-export const watcherKey = (chainId: string, address: string, account: string, id: string): TableKey => ({
+export const watchHeadKey = (chainId: string, address: string): TableKey => ({ pk: watchPartition(chainId, address), sk: '#' });
+
+/** One per webhook watching the address: the webhook's id (16 bytes, base64url) is its sort key. */
+export const watcherKey = (chainId: string, address: string, webhookId: string): TableKey => ({
   pk: watchPartition(chainId, address),
-  sk: `${WATCHER_SORT_KEY_PREFIX}${account}#${uuidHex(id)}`,
+  sk: Buffer.from(uuidHex(webhookId), 'hex').toString('base64url'),
 });
 
-export function watcherOfSortKey(sk: string): { account: string; webhookId: string } {
-  const [account, id] = sk.slice(WATCHER_SORT_KEY_PREFIX.length).split('#') as [string, string];
-  return { account, webhookId: uuidFromHex(id) };
-}
+export const webhookIdOfWatcherSortKey = (sk: string) => uuidFromHex(Buffer.from(sk, 'base64url').toString('hex'));
+
+/** Names a webhook's account, so that what knows only its id (the matcher) can reach its item. */
+export const webhookPointerKey = (webhookId: string): TableKey => ({ pk: `${WEBHOOK_SORT_KEY_PREFIX}${webhookId}`, sk: 'ACCOUNT' });
 
 export const PURGES_PARTITION = 'PURGES';
 export const purgeJobKey = (id: string): TableKey => ({ pk: PURGES_PARTITION, sk: `${WEBHOOK_SORT_KEY_PREFIX}${id}` });

@@ -4,7 +4,7 @@ import { unlessConditionFails } from './conditional-write';
 import type { ItemWrite } from './batch';
 import { deleteItem, queryItems, updateItem, type Item } from './items';
 import { uuidFromHex, uuidHex } from '../uuid';
-import { GSI2, inactiveWebhooksPartition, WATCHER_SORT_KEY_PREFIX, watcherKey, watcherOfSortKey, watchHeadKey } from './table';
+import { addressOfWatchPartition, GSI2, inactiveWebhooksPartition, watcherKey, webhookIdOfWatcherSortKey, watchHeadKey } from './table';
 
 /**
  * The address index the matcher reads: per (chain, address), a head item and one watcher item per
@@ -13,14 +13,9 @@ import { GSI2, inactiveWebhooksPartition, WATCHER_SORT_KEY_PREFIX, watcherKey, w
  * loses a watcher: the matcher keeps a copy of the watchers in the head, valid only for the token it
  * was made for, so a change can never leave it a stale one.
  */
-export interface Watcher {
-  account: string;
-  webhookId: string;
-}
-
-export function watcherWrites(chainId: string, watcher: Watcher, addresses: string[], kind: 'add' | 'remove'): ItemWrite[] {
+export function watcherWrites(chainId: string, webhookId: string, addresses: string[], kind: 'add' | 'remove'): ItemWrite[] {
   return addresses.map((address) => {
-    const key = watcherKey(chainId, address, watcher.account, watcher.webhookId);
+    const key = watcherKey(chainId, address, webhookId);
     return kind === 'add' ? { put: { ...key } } : { delete: key };
   });
 }
@@ -33,70 +28,54 @@ export function headWrites(chainId: string, addresses: string[]): ItemWrite[] {
 export interface WatchHead {
   address: string;
   token: string;
-  /** The watchers as of `token`, when the matcher has saved them. */
-  watchers?: Watcher[];
+  /** The ids of the webhooks watching it as of `token`, when the matcher has saved them. */
+  watchers?: string[];
 }
 
 const UUID_BYTES = 16;
 
-/** The watchers per account, their ids as 16 bytes each: 10 000 watchers fit in under 200 KB. */
-function encodeWatchers(watchers: Watcher[]): Record<string, Uint8Array> {
-  const byAccount = new Map<string, string[]>();
-  for (const { account, webhookId } of watchers) {
-    const ids = byAccount.get(account);
-    if (ids) ids.push(uuidHex(webhookId));
-    else byAccount.set(account, [uuidHex(webhookId)]);
-  }
-  return Object.fromEntries([...byAccount].map(([account, ids]) => [account, Buffer.from(ids.join(''), 'hex')]));
-}
+/** The ids, 16 bytes each, one after the other: 10 000 watchers are 160 KB. */
+const encodeWatchers = (ids: string[]) => Buffer.from(ids.map(uuidHex).join(''), 'hex');
 
-function decodeWatchers(encoded: Record<string, Uint8Array>): Watcher[] {
-  const watchers: Watcher[] = [];
-  for (const [account, packed] of Object.entries(encoded)) {
-    const hex = Buffer.from(packed).toString('hex');
-    for (let offset = 0; offset < hex.length; offset += UUID_BYTES * 2) {
-      watchers.push({ account, webhookId: uuidFromHex(hex.slice(offset, offset + UUID_BYTES * 2)) });
-    }
-  }
-  return watchers;
+function decodeWatchers(encoded: Uint8Array): string[] {
+  const hex = Buffer.from(encoded).toString('hex');
+  const ids: string[] = [];
+  for (let offset = 0; offset < hex.length; offset += UUID_BYTES * 2) ids.push(uuidFromHex(hex.slice(offset, offset + UUID_BYTES * 2)));
+  return ids;
 }
 
 export function toWatchHead(item: Item): WatchHead {
-  const address = (item.pk as string).split('#')[2]!;
+  const address = addressOfWatchPartition(item.pk as string);
   const saved = item.savedToken === item.token && item.watchers !== undefined;
   return { address, token: item.token, watchers: saved ? decodeWatchers(item.watchers) : undefined };
 }
 
-/** Every watcher of the address, read consistently. */
-export async function queryWatchers(chainId: string, address: string): Promise<{ watchers: Watcher[]; requests: number }> {
-  const watchers: Watcher[] = [];
+/** The ids of the webhooks watching the address, read consistently. */
+export async function queryWatchers(chainId: string, address: string): Promise<{ watchers: string[]; requests: number }> {
+  const watchers: string[] = [];
   let requests = 0;
   let startKey: Item | undefined;
   do {
     const page = await queryItems({
       TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': watchHeadKey(chainId, address).pk, ':prefix': WATCHER_SORT_KEY_PREFIX },
+      KeyConditionExpression: 'pk = :pk AND sk > :head',
+      ExpressionAttributeValues: { ':pk': watchHeadKey(chainId, address).pk, ':head': watchHeadKey(chainId, address).sk },
       ConsistentRead: true,
       ExclusiveStartKey: startKey,
     });
     requests += 1;
-    for (const item of page.items) watchers.push(watcherOfSortKey(item.sk as string));
+    for (const item of page.items) watchers.push(webhookIdOfWatcherSortKey(item.sk as string));
     startKey = page.lastEvaluatedKey;
   } while (startKey);
   return { watchers, requests };
 }
 
-/** Above this, the watchers are not saved in the head and the matcher queries them each time. */
+/** Above this (18 750 watchers), the watchers are not saved in the head and the matcher queries them each time. */
 const MAX_SAVED_WATCHERS_BYTES = 300_000;
 
 /** Saves the watchers in the head, if its token is still the one they were read for. */
-export async function saveWatchers(chainId: string, head: WatchHead, watchers: Watcher[]): Promise<void> {
-  // The encoding's size, checked first so that watchers too many to save cost no encoding at every lookup.
-  const accounts = new Set(watchers.map((watcher) => watcher.account));
-  let size = watchers.length * UUID_BYTES;
-  for (const account of accounts) size += account.length;
-  if (size > MAX_SAVED_WATCHERS_BYTES) return;
+export async function saveWatchers(chainId: string, head: WatchHead, watchers: string[]): Promise<void> {
+  if (watchers.length * UUID_BYTES > MAX_SAVED_WATCHERS_BYTES) return;
   const encoded = encodeWatchers(watchers);
   await unlessConditionFails(
     updateItem({

@@ -663,8 +663,8 @@ describe('DELETE /v1/webhooks/{id}?permanent=true and its addresses', () => {
     expect((await api.get(otherKey, before.id)).metadata.addresses).toEqual([shared[0]]);
     // The matcher still finds the other account's webhooks, and no longer the deleted one.
     const { matches } = await findActiveWatchers(deleted.chainId, shared);
-    expect(matches.get(shared[0]!)).toEqual([{ account: otherAccount, webhookId: before.id }]);
-    expect(matches.get(shared[1]!)).toEqual([{ account: otherAccount, webhookId: after.id }]);
-    expect(matches.get(shared[2]!)).toEqual([{ account: otherAccount, webhookId: after.id }]);
+    expect(matches.get(shared[0]!)).toEqual([before.id]);
+    expect(matches.get(shared[1]!)).toEqual([after.id]);
+    expect(matches.get(shared[2]!)).toEqual([after.id]);
   });
 });

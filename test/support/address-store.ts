@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { uuidHex } from '../../lib/uuid';
 import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -5,7 +6,7 @@ import { createWebhookBody } from '../../lib/schemas/webhook';
 import { readItems } from '../../lib/store/batch';
 import { dynamoDb, tableName } from '../../lib/store/client';
 import { putItem, queryItems, type Item } from '../../lib/store/items';
-import { WEBHOOK_ADDRESS_SORT_KEY_PREFIX, watchHeadKey, webhookAddressKey } from '../../lib/store/table';
+import { WEBHOOK_ADDRESS_SORT_KEY_PREFIX, watchHeadKey, webhookAddressKey, addressOfWatchPartition } from '../../lib/store/table';
 import type { Webhook } from '../../lib/schemas/webhook';
 import { createWebhook } from '../../lib/webhooks/webhooks';
 import { randomAddress, webhookInput } from './factories';
@@ -18,23 +19,17 @@ export function createWatchingWebhook(account: string, chainId: string, addresse
   return createWebhook(account, createWebhookBody.parse(webhookInput({ chainId, metadata: { addresses } })));
 }
 
-/** A head token as the store writes them (base36 milliseconds '.' random), written `ageMs` ago. */
-export const headTokenAged = (ageMs: number) => `${(Date.now() - ageMs).toString(36)}.aged-by-test`;
-
-/**
- * Rewrites the heads of the addresses with a token a minute old and no saved watchers: the state of
- * a head settled long enough for the matcher to save its watchers in it.
- */
-export async function ageHeads(chainId: string, addresses: string[]): Promise<void> {
+/** Rewrites the heads of the addresses with a new token and no saved watchers, as an add or remove does. */
+export async function rewriteHeads(chainId: string, addresses: string[]): Promise<void> {
   for (const address of addresses) {
-    await putItem({ TableName: tableName(), Item: { ...watchHeadKey(chainId, address), token: headTokenAged(60_000) } });
+    await putItem({ TableName: tableName(), Item: { ...watchHeadKey(chainId, address), token: randomBytes(8).toString('base64url') } });
   }
 }
 
 /** The heads that exist among those of the addresses, by address. */
 export async function headsOf(chainId: string, addresses: string[]): Promise<Map<string, Item>> {
   const { items } = await readItems(addresses.map((address) => watchHeadKey(chainId, address)));
-  return new Map(items.map((item) => [(item.pk as string).split('#')[2]!, item]));
+  return new Map(items.map((item) => [addressOfWatchPartition(item.pk as string), item]));
 }
 
 /** The webhook's address items, counted with a consistent keys-only query. */
@@ -69,8 +64,8 @@ export async function scanTable(): Promise<Item[]> {
 }
 
 /** The items whose key (pk or sk) names the webhook's id. */
-/** Items whose keys name the webhook, in either of the forms keys carry its id in (with dashes, or as 32 hex digits). */
-export const itemsNaming = (items: Item[], webhookId: string) =>
-  items.filter((item) =>
-    [webhookId, uuidHex(webhookId)].some((id) => String(item.pk).includes(id) || String(item.sk).includes(id)),
-  );
+/** Items whose keys name the webhook, in any of the forms keys carry its id in (as it is, or a watcher's sort key). */
+export const itemsNaming = (items: Item[], webhookId: string) => {
+  const watcherSortKey = Buffer.from(uuidHex(webhookId), 'hex').toString('base64url');
+  return items.filter((item) => String(item.pk).includes(webhookId) || String(item.sk).includes(webhookId) || item.sk === watcherSortKey);
+};

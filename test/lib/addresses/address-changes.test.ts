@@ -38,14 +38,13 @@ async function crashedChange(
   };
   await putAddressChange(full);
   const done = change.addresses.slice(0, options.written);
-  const watcher = { account: change.account, webhookId: change.webhookId };
   const writes: ItemWrite[] = [
     ...done.map((address) => {
       const key = webhookAddressKey(change.account, change.webhookId, address);
       return change.kind === 'add' ? { put: { ...key } } : { delete: key };
     }),
     // The index entries of half of those only: a batch write's requests land in any order.
-    ...watcherWrites(CHAIN, watcher, done.slice(0, Math.ceil(done.length / 2)), change.kind),
+    ...watcherWrites(CHAIN, change.webhookId, done.slice(0, Math.ceil(done.length / 2)), change.kind),
     ...headWrites(CHAIN, done.slice(0, Math.ceil(done.length / 2))),
   ];
   await writeItems(writes);
@@ -75,7 +74,7 @@ async function addressState(account: string, webhookId: string) {
 
 async function watchedBy(webhookId: string, addresses: string[]): Promise<string[]> {
   const { matches } = await findActiveWatchers(CHAIN, addresses);
-  return addresses.filter((address) => matches.get(address)?.some((watcher) => watcher.webhookId === webhookId));
+  return addresses.filter((address) => matches.get(address)?.includes(webhookId));
 }
 
 /** Maintenance passes until one completes no change. */

@@ -5,11 +5,11 @@ import { putAddressChange } from '../../../lib/store/addresses';
 import { writeItems } from '../../../lib/store/batch';
 import { tableName } from '../../../lib/store/client';
 import { getItem, updateItem } from '../../../lib/store/items';
-import { PURGES_PARTITION, purgeJobKey, watcherKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
+import { PURGES_PARTITION, purgeJobKey, watcherKey, watchHeadKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
 import { headWrites, watcherWrites } from '../../../lib/store/watch-index';
 import { deleteWebhook, getWebhook } from '../../../lib/webhooks/webhooks';
 import {
-  ageHeads,
+  rewriteHeads,
   countAddressItems,
   createWatchingWebhook,
   headsOf,
@@ -50,10 +50,10 @@ describe('permanent deletion of a webhook with 5000 addresses', () => {
     const ownOfOther = randomAddresses(1)[0]!;
     const other = await createWatchingWebhook(otherAccount, CHAIN, [shared, ownOfOther]);
     // The shared head holds both as saved watchers: the purge must void that copy.
-    await ageHeads(CHAIN, [shared]);
+    await rewriteHeads(CHAIN, [shared]);
     await findActiveWatchers(CHAIN, [shared]);
     expect((await headsOf(CHAIN, [shared])).get(shared)?.watchers).toBeDefined();
-    expect(itemsNaming(await scanTable(), deleted.id).length).toBe(1 + 5000 + 5000); // webhook, addresses, watchers
+    expect(itemsNaming(await scanTable(), deleted.id).length).toBe(2 + 5000 + 5000); // webhook, pointer, addresses, watchers
 
     const shown = await deleteWebhook(account, deleted.id, { permanent: true });
     expect(shown.id).toBe(deleted.id);
@@ -71,17 +71,20 @@ describe('permanent deletion of a webhook with 5000 addresses', () => {
     const remainingHeads = await headsOf(CHAIN, [shared, ownOfOther]);
     expect([...remainingHeads.keys()].sort()).toEqual([shared, ownOfOther].sort());
     const watchItems = items.filter((item) => String(item.pk).startsWith(`WATCH#${CHAIN}#`));
-    expect(watchItems.map((item) => `${item.pk} ${item.sk}`).sort()).toEqual(
+    const keyText = ({ pk, sk }: { pk: string; sk: string }) => `${pk} ${sk}`;
+    expect(watchItems.map((item) => keyText(item as { pk: string; sk: string })).sort()).toEqual(
       [
-        `WATCH#${CHAIN}#${shared} HEAD`,
-        `WATCH#${CHAIN}#${shared} ${watcherKey(CHAIN, shared, otherAccount, other.id).sk}`,
-        `WATCH#${CHAIN}#${ownOfOther} HEAD`,
-        `WATCH#${CHAIN}#${ownOfOther} ${watcherKey(CHAIN, ownOfOther, otherAccount, other.id).sk}`,
-      ].sort(),
+        watchHeadKey(CHAIN, shared),
+        watcherKey(CHAIN, shared, other.id),
+        watchHeadKey(CHAIN, ownOfOther),
+        watcherKey(CHAIN, ownOfOther, other.id),
+      ]
+        .map(keyText)
+        .sort(),
     );
     const { matches } = await findActiveWatchers(CHAIN, [...addresses, ownOfOther]);
     expect([...matches.keys()].sort()).toEqual([shared, ownOfOther].sort());
-    expect(matches.get(shared)).toEqual([{ account: otherAccount, webhookId: other.id }]);
+    expect(matches.get(shared)).toEqual([other.id]);
   }, 120_000);
 });
 
@@ -94,10 +97,9 @@ describe('permanent deletion during an address change', () => {
     const adding = randomAddresses(300);
     const changeId = randomUUID();
     await putAddressChange({ id: changeId, account, webhookId: webhook.id, chainId: CHAIN, kind: 'add', addresses: adding, delta: 300, startedAt: Date.now() });
-    const watcher = { account, webhookId: webhook.id };
     await writeItems([
       ...adding.slice(0, 100).map((address) => ({ put: webhookAddressKey(account, webhook.id, address) })),
-      ...watcherWrites(CHAIN, watcher, adding.slice(0, 200), 'add'),
+      ...watcherWrites(CHAIN, webhook.id, adding.slice(0, 200), 'add'),
       ...headWrites(CHAIN, adding.slice(0, 200)),
     ]);
     await updateItem({
@@ -136,7 +138,7 @@ describe('permanent deletion during an address change', () => {
     });
     await writeItems([
       ...adding.map((address) => ({ put: webhookAddressKey(account, webhook.id, address) })),
-      ...watcherWrites(CHAIN, { account, webhookId: webhook.id }, adding, 'add'),
+      ...watcherWrites(CHAIN, webhook.id, adding, 'add'),
       ...headWrites(CHAIN, adding),
     ]);
 
@@ -153,7 +155,7 @@ describe('the matcher after a permanent deletion', () => {
     const account = randomAccount();
     const [address] = randomAddresses(1) as [string];
     const webhook = await createWatchingWebhook(account, CHAIN, [address]);
-    expect((await findActiveWatchers(CHAIN, [address])).matches.get(address)).toEqual([{ account, webhookId: webhook.id }]);
+    expect((await findActiveWatchers(CHAIN, [address])).matches.get(address)).toEqual([webhook.id]);
     await deleteWebhook(account, webhook.id, { permanent: true });
     // The purge runs in the background (a scheduled function): until it does, the webhook's index entries remain.
     const { matches } = await findActiveWatchers(CHAIN, [address]);

@@ -1,7 +1,7 @@
 import { addAddresses, removeAddresses } from '../../../lib/addresses/addresses';
-import { findActiveWatchers, type Watcher } from '../../../lib/addresses/watchers';
+import { findActiveWatchers } from '../../../lib/addresses/watchers';
 import { updateWebhook, deleteWebhook } from '../../../lib/webhooks/webhooks';
-import { ageHeads, createWatchingWebhook, headsOf, randomAddresses } from '../../support/address-store';
+import { rewriteHeads, createWatchingWebhook, headsOf, randomAddresses } from '../../support/address-store';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount } from '../../support/factories';
 
@@ -11,9 +11,8 @@ useEmbeddedStore();
 let chains = 0;
 const freshChain = () => String(900_000 + (chains += 1));
 
-/** Watchers as comparable strings, in order. */
-const ids = (watchers: Watcher[] | undefined) => (watchers ?? []).map((watcher) => `${watcher.account}/${watcher.webhookId}`).sort();
-const watcherOf = (account: string, webhook: { id: string }) => `${account}/${webhook.id}`;
+/** Watchers' webhook ids, in order. */
+const ids = (watchers: string[] | undefined) => [...(watchers ?? [])].sort();
 
 describe('findActiveWatchers', () => {
   it('finds every active watcher of the asked addresses, on that chain only', async () => {
@@ -38,8 +37,8 @@ describe('findActiveWatchers', () => {
     ]);
 
     expect([...matches.keys()].sort()).toEqual([shared, onlyFirst].sort());
-    expect(ids(matches.get(shared))).toEqual([watcherOf(alice, first), watcherOf(alice, second), watcherOf(bob, bobs)].sort());
-    expect(ids(matches.get(onlyFirst))).toEqual([watcherOf(alice, first)]);
+    expect(ids(matches.get(shared))).toEqual([first.id, second.id, bobs.id].sort());
+    expect(ids(matches.get(onlyFirst))).toEqual([first.id]);
     expect(matches.has(unwatched)).toBe(false);
     expect(matches.has(otherChainOnly)).toBe(false);
     expect(reads).toEqual({ batchGets: 1, watcherQueries: 2, inactiveQueries: 1 });
@@ -55,19 +54,19 @@ describe('findActiveWatchers', () => {
 
     // Heads with no saved watchers: the watchers are queried.
     const fresh = await findActiveWatchers(chain, [both, inactiveOnly]);
-    expect(ids(fresh.matches.get(both))).toEqual([watcherOf(account, active)]);
+    expect(ids(fresh.matches.get(both))).toEqual([active.id]);
     expect(fresh.matches.has(inactiveOnly)).toBe(false);
     expect(fresh.reads.watcherQueries).toBe(2);
 
-    // Heads settled for a minute: the first lookup queries and saves the watchers, the next reads only the heads.
-    await ageHeads(chain, [both, inactiveOnly]);
+    // Heads just rewritten: the first lookup queries and saves the watchers, the next reads only the heads.
+    await rewriteHeads(chain, [both, inactiveOnly]);
     const saving = await findActiveWatchers(chain, [both, inactiveOnly]);
     expect(saving.reads.watcherQueries).toBe(2);
-    expect(ids(saving.matches.get(both))).toEqual([watcherOf(account, active)]);
+    expect(ids(saving.matches.get(both))).toEqual([active.id]);
 
     const saved = await findActiveWatchers(chain, [both, inactiveOnly]);
     expect(saved.reads).toEqual({ batchGets: 1, watcherQueries: 0, inactiveQueries: 1 });
-    expect(ids(saved.matches.get(both))).toEqual([watcherOf(account, active)]);
+    expect(ids(saved.matches.get(both))).toEqual([active.id]);
     expect(saved.matches.has(inactiveOnly)).toBe(false);
     // The head of an address only an inactive webhook watches stays: the webhook may come back.
     expect((await headsOf(chain, [inactiveOnly])).has(inactiveOnly)).toBe(true);
@@ -76,13 +75,13 @@ describe('findActiveWatchers', () => {
     await updateWebhook(account, inactive.id, { status: 'active' });
     const reactivated = await findActiveWatchers(chain, [both, inactiveOnly]);
     expect(reactivated.reads.watcherQueries).toBe(0);
-    expect(ids(reactivated.matches.get(both))).toEqual([watcherOf(account, active), watcherOf(account, inactive)].sort());
-    expect(ids(reactivated.matches.get(inactiveOnly))).toEqual([watcherOf(account, inactive)]);
+    expect(ids(reactivated.matches.get(both))).toEqual([active.id, inactive.id].sort());
+    expect(ids(reactivated.matches.get(inactiveOnly))).toEqual([inactive.id]);
 
     await deleteWebhook(account, inactive.id, { permanent: false });
     const deactivated = await findActiveWatchers(chain, [both, inactiveOnly]);
     expect(deactivated.reads.watcherQueries).toBe(0);
-    expect(ids(deactivated.matches.get(both))).toEqual([watcherOf(account, active)]);
+    expect(ids(deactivated.matches.get(both))).toEqual([active.id]);
     expect(deactivated.matches.has(inactiveOnly)).toBe(false);
   });
 
@@ -97,10 +96,10 @@ describe('findActiveWatchers', () => {
     const first = await findActiveWatchers(chain, asked);
     expect(first.reads).toEqual({ batchGets: 50, watcherQueries: 100, inactiveQueries: 1 });
     expect([...first.matches.keys()].sort()).toEqual([...watched].sort());
-    for (const address of watched) expect(ids(first.matches.get(address))).toEqual([watcherOf(account, webhook)]);
+    for (const address of watched) expect(ids(first.matches.get(address))).toEqual([webhook.id]);
 
     // Saved watchers: the same lookup then costs only the batch gets and the inactive query.
-    await ageHeads(chain, watched);
+    await rewriteHeads(chain, watched);
     await findActiveWatchers(chain, asked);
     const saved = await findActiveWatchers(chain, asked);
     expect(saved.reads).toEqual({ batchGets: 50, watcherQueries: 0, inactiveQueries: 1 });
@@ -117,10 +116,10 @@ describe('findActiveWatchers', () => {
     const [removed, kept, removedSaved] = randomAddresses(3) as [string, string, string];
     const webhook = await createWatchingWebhook(account, chain, [removed, kept, removedSaved]);
     // One of them has its watchers saved in its head before the removal: the removal must void them.
-    await ageHeads(chain, [removedSaved]);
+    await rewriteHeads(chain, [removedSaved]);
     await findActiveWatchers(chain, [removedSaved]);
     expect((await headsOf(chain, [removedSaved])).get(removedSaved)?.watchers).toBeDefined();
-    expect(ids((await findActiveWatchers(chain, [removedSaved])).matches.get(removedSaved))).toEqual([watcherOf(account, webhook)]);
+    expect(ids((await findActiveWatchers(chain, [removedSaved])).matches.get(removedSaved))).toEqual([webhook.id]);
 
     await removeAddresses(account, webhook.id, { addresses: [removed, removedSaved] });
     expect([...(await headsOf(chain, [removed, removedSaved])).keys()].sort()).toEqual([removed, removedSaved].sort()); // still there until a lookup
@@ -131,7 +130,7 @@ describe('findActiveWatchers', () => {
 
     // Added back: watched again (a new head).
     await addAddresses(account, webhook.id, { addresses: [removed] });
-    expect(ids((await findActiveWatchers(chain, [removed])).matches.get(removed))).toEqual([watcherOf(account, webhook)]);
+    expect(ids((await findActiveWatchers(chain, [removed])).matches.get(removed))).toEqual([webhook.id]);
   });
 
   it('keeps the head of an address still watched by another webhook when one stops watching it', async () => {
@@ -140,12 +139,12 @@ describe('findActiveWatchers', () => {
     const [address] = randomAddresses(1) as [string];
     const leaving = await createWatchingWebhook(account, chain, [address]);
     const staying = await createWatchingWebhook(account, chain, [address]);
-    await ageHeads(chain, [address]);
+    await rewriteHeads(chain, [address]);
     await findActiveWatchers(chain, [address]); // saves both
 
     await removeAddresses(account, leaving.id, { addresses: [address] });
     const { matches } = await findActiveWatchers(chain, [address]);
-    expect(ids(matches.get(address))).toEqual([watcherOf(account, staying)]);
+    expect(ids(matches.get(address))).toEqual([staying.id]);
     expect((await headsOf(chain, [address])).has(address)).toBe(true);
   });
 
@@ -158,7 +157,7 @@ describe('findActiveWatchers', () => {
       const created = await Promise.all(
         Array.from({ length: 25 }, async (_, offset) => {
           const account = accounts[(start + offset) % accounts.length]!;
-          return watcherOf(account, await createWatchingWebhook(account, chain, [address, other]));
+          return (await createWatchingWebhook(account, chain, [address, other])).id;
         }),
       );
       expected.push(...created);
@@ -169,7 +168,7 @@ describe('findActiveWatchers', () => {
     expect(ids(queried.matches.get(address))).toEqual(expected);
     expect(queried.reads.watcherQueries).toBeGreaterThanOrEqual(1);
 
-    await ageHeads(chain, [address]);
+    await rewriteHeads(chain, [address]);
     await findActiveWatchers(chain, [address]);
     const saved = await findActiveWatchers(chain, [address, other]);
     expect(saved.reads.watcherQueries).toBe(1); // only `other`, whose head was not aged
