@@ -10,11 +10,16 @@ const MARGIN_MS = 30_000;
 /** Scheduled: passes of address maintenance until the invocation's time is nearly up. */
 export const handler = middy(async (_event: unknown, context: Context) => {
   const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
-  let passes = 0;
+  const done = { passes: 0, changesCompleted: 0, purgesFinished: 0 };
   do {
     const { changesCompleted, purgesFinished, unfinished } = await runAddressMaintenance(deadline);
-    passes += 1;
+    Object.assign(done, {
+      passes: done.passes + 1,
+      changesCompleted: done.changesCompleted + changesCompleted,
+      purgesFinished: done.purgesFinished + purgesFinished,
+    });
     if (changesCompleted + purgesFinished === 0 && !unfinished) break;
   } while (Date.now() < deadline);
-  return { passes };
+  if (done.changesCompleted + done.purgesFinished > 0) logger.info('address maintenance', done);
+  return done;
 }).use(injectLambdaContext(logger));

@@ -22,7 +22,11 @@ export function startMaintenanceLoop(): MaintenanceLoop {
   const run = async () => {
     let unfinished = false;
     try {
-      ({ unfinished } = await runAddressMaintenance(Date.now() + PASS_MS));
+      const result = await runAddressMaintenance(Date.now() + PASS_MS);
+      unfinished = result.unfinished;
+      if (result.changesCompleted + result.purgesFinished > 0) {
+        logger.info('address maintenance', { changesCompleted: result.changesCompleted, purgesFinished: result.purgesFinished });
+      }
     } catch (error) {
       logger.warn('address maintenance pass failed', { error: (error as Error).message });
     }

@@ -62,7 +62,8 @@ interface Held {
 
 /**
  * Takes the webhook's address lease, waiting while another change holds it, until `waitUntil`.
- * Completes first whatever change a crashed holder left.
+ * Completes first whatever change was recorded and not applied: one a crashed holder left, or a
+ * creation's that was cut off.
  */
 async function takeLease(account: string, webhookId: string, waitUntil: number): Promise<Held | undefined> {
   const leaseId = randomUUID();
@@ -72,7 +73,7 @@ async function takeLease(account: string, webhookId: string, waitUntil: number):
     if ('missing' in attempt) throw webhookNotFound(webhookId);
     if ('acquired' in attempt) {
       const held = { lease: new AddressLease(account, webhookId, leaseId), state: attempt.acquired };
-      if (attempt.previousLease) held.state = await completeLeftover(held);
+      held.state = await completeLeftover(held);
       return held;
     }
     if (now >= waitUntil) return undefined;

@@ -3,7 +3,6 @@
  * the API in `npm start`: completing address changes a crash cut off, and purging deleted webhooks.
  */
 import { runtimeConfig } from '../config/runtime';
-import { logger } from '../logger';
 import { addressChangesStartedBefore } from '../store/addresses';
 import { completeInterruptedChange } from './address-changes';
 import { ensurePurgeJob, runPurges } from './purge';
@@ -28,6 +27,5 @@ export async function runAddressMaintenance(deadline: number): Promise<Maintenan
     if (outcome === 'webhook deleted') await ensurePurgeJob({ account: change.account, webhookId: change.webhookId, chainId: change.chainId });
   }
   const { finished: purgesFinished, unfinished } = await runPurges(deadline);
-  if (changesCompleted + purgesFinished > 0) logger.info('address maintenance', { changesCompleted, purgesFinished });
   return { changesCompleted, purgesFinished, unfinished };
 }

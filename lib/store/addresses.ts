@@ -132,7 +132,7 @@ function toAddressState(item: Record<string, any>): WebhookAddressState {
 }
 
 export type LeaseAttempt =
-  | { acquired: WebhookAddressState; /** The expired lease taken over: its holder stopped mid-change. */ previousLease?: { id: string } }
+  | { acquired: WebhookAddressState }
   | { heldUntil: number }
   | { missing: true };
 
@@ -148,13 +148,10 @@ export async function acquireAddressLease(account: string, id: string, leaseId: 
       UpdateExpression: 'SET addressLease = :lease',
       ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(addressLease) OR addressLease.expiresAt < :now)',
       ExpressionAttributeValues: { ':lease': { id: leaseId, expiresAt }, ':now': now },
-      ReturnValues: 'ALL_OLD',
+      ReturnValues: 'ALL_NEW',
     }),
   );
-  if (updated) {
-    const state = toAddressState(updated);
-    return { acquired: { ...state, lease: { id: leaseId, expiresAt } }, previousLease: state.lease };
-  }
+  if (updated) return { acquired: toAddressState(updated) };
   const current = await getItem({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true });
   if (!current) return { missing: true };
   // Expired between the two reads: the caller tries again at once.

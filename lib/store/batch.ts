@@ -41,18 +41,27 @@ export async function inChunks<T>(values: T[], size: number, parallel: number, t
 
 const pause = (round: number) => new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
 
+/** DynamoDB's limit for one BatchWriteItem: what `writeItems` sends in one request. */
+export const WRITE_BATCH_SIZE = WRITE_BATCH;
+
 /**
  * Puts and deletes, unconditionally; each is idempotent, so a retry after a crash redoes them. No
- * two writes may name the same key (DynamoDB refuses such a batch). Returns the requests sent.
+ * two writes may name the same key (DynamoDB refuses such a batch). `beforeRetry` runs once, before
+ * anything DynamoDB left unprocessed is sent again. Returns the requests sent.
  */
-export async function writeItems(writes: ItemWrite[]): Promise<number> {
+export async function writeItems(writes: ItemWrite[], options: { beforeRetry?: () => Promise<void> } = {}): Promise<number> {
   const table = tableName();
   let requests = 0;
+  let retrying: Promise<void> | undefined;
   await inChunks(writes, WRITE_BATCH, PARALLEL_REQUESTS, async (chunk) => {
     let pending = chunk.map(writeRequest);
     for (let round = 0; pending.length > 0; round += 1) {
       if (round === MAX_ROUNDS) throw new ServiceUnavailable();
-      if (round > 0) await pause(round);
+      if (round > 0) {
+        retrying ??= options.beforeRetry?.() ?? Promise.resolve();
+        await retrying;
+        await pause(round);
+      }
       requests += 1;
       const { UnprocessedItems } = await dynamoDb().send(new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
       pending = UnprocessedItems?.[table] ?? [];

@@ -2,7 +2,7 @@ import type { WebhookStatus } from '../schemas/fields';
 import type { Webhook } from '../schemas/webhook';
 import { tableName } from './client';
 import { unlessConditionFails } from './conditional-write';
-import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
+import { deleteItem, getItem, queryItems, updateItem, type Item } from './items';
 import { GSI1, GSI2, inactiveWebhooksPartition, TABLE_KEYS, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusIndexKey } from './table';
 
 type WebhookItem = Webhook &
@@ -49,15 +49,6 @@ export function webhookItem(account: string, webhook: Webhook, addressCount: num
   item.addressCount = addressCount;
   item.inactivePartition = inactiveWebhooksPartition(webhook.chainId);
   return item;
-}
-
-/**
- * Unconditional: the id is a fresh UUIDv7 (a millisecond clock, a per-process sequence and 62+
- * random bits), so an existing item under its key is not a case to guard against, and a condition
- * would make the embedded store read before every write.
- */
-export async function putNewWebhook(account: string, webhook: Webhook, addressCount: number): Promise<void> {
-  await putItem({ TableName: tableName(), Item: webhookItem(account, webhook, addressCount) });
 }
 
 export async function getWebhookItem(account: string, id: string): Promise<Webhook | undefined> {
