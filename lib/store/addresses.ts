@@ -81,9 +81,6 @@ export async function putAddressChange(change: AddressChange): Promise<void> {
   await putItem({ TableName: tableName(), Item: addressChangeItem(change) });
 }
 
-/** The change record as an item for a batch write (a webhook's creation writes it with the rest). */
-export const addressChangeWrite = (change: AddressChange) => ({ put: addressChangeItem(change) });
-
 export async function getAddressChange(account: string, webhookId: string): Promise<AddressChange | undefined> {
   const item = await getItem({ TableName: tableName(), Key: addressChangeKey(account, webhookId), ConsistentRead: true });
   return item && toAddressChange(item);

@@ -25,7 +25,7 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * | watch head             | WATCH#<chainId>#<address w/o 0x>   | #                         |              |        |
  * | watcher                | WATCH#<chainId>#<address w/o 0x>   | <webhook id, base64url>   |              |        |
  * | webhook pointer        | WEBHOOK#<id>                       | ACCOUNT                   |              |        |
- * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        |
+ * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        | (and gsi2pk CHAIN#<chainId>#INACTIVE)
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;
