@@ -24,7 +24,7 @@ export async function runAddressMaintenance(deadline: number): Promise<Maintenan
     const outcome = await completeInterruptedChange(change);
     if (outcome === 'completed') changesCompleted += 1;
     // A change of a webhook deleted since: its purge job removes what it wrote (recorded if missing).
-    if (outcome === 'webhook deleted') await ensurePurgeJob({ account: change.account, webhookId: change.webhookId, chainId: change.chainId });
+    if (outcome === 'webhook deleted') await ensurePurgeJob(change);
   }
   const { finished: purgesFinished, unfinished } = await runPurges(deadline);
   return { changesCompleted, purgesFinished, unfinished };

@@ -33,6 +33,12 @@ const HEAD_CHECKS_IN_PARALLEL = 16;
 const leaseMs = () => runtimeConfig().leaseSeconds * 1000;
 
 /**
+ * The job's item. It is in gsi2 with the chain's inactive webhooks (its sort key is the webhook's),
+ * so that the matcher drops the webhook from the moment it is deleted, not once its watchers are purged.
+ */
+const purgeJobItem = (job: PurgeJob) => ({ ...purgeJobKey(job.webhookId), ...job, [GSI2.partitionKey]: inactiveWebhooksPartition(job.chainId) });
+
+/**
  * Deletes the webhook's item, with a purge job for the rest recorded first, so that no crash can
  * leave addresses of a webhook that no longer exists with nothing to purge them. Returns the item as
  * it was; undefined when there was none.
@@ -42,10 +48,7 @@ export async function deleteWebhookPermanently(account: string, webhookId: strin
   if (!current) return undefined;
   const now = Date.now();
   const job: PurgeJob = { account, webhookId, chainId: current.chainId, ready: false, createdAt: now, notBefore: now };
-  // In gsi2 with the chain's inactive webhooks (its sort key is the webhook's), so that the matcher
-  // drops the webhook from the moment it is deleted, not once its watchers are purged.
-  const inactive = { [GSI2.partitionKey]: inactiveWebhooksPartition(job.chainId) };
-  await putItem({ TableName: tableName(), Item: { ...purgeJobKey(webhookId), ...job, ...inactive } });
+  await putItem({ TableName: tableName(), Item: purgeJobItem(job) });
   const deleted = await deleteWebhookItem(account, webhookId);
   if (!deleted) {
     await deleteItem({ TableName: tableName(), Key: purgeJobKey(webhookId) });
@@ -61,19 +64,12 @@ export async function deleteWebhookPermanently(account: string, webhookId: strin
 }
 
 /** Records a purge for the addresses of a webhook that no longer exists, unless one is recorded. */
-export async function ensurePurgeJob(job: Pick<PurgeJob, 'account' | 'webhookId' | 'chainId'>): Promise<void> {
+export async function ensurePurgeJob({ account, webhookId, chainId }: Pick<PurgeJob, 'account' | 'webhookId' | 'chainId'>): Promise<void> {
   const now = Date.now();
   await unlessConditionFails(
     putItem({
       TableName: tableName(),
-      Item: {
-        ...purgeJobKey(job.webhookId),
-        ...job,
-        [GSI2.partitionKey]: inactiveWebhooksPartition(job.chainId),
-        ready: true,
-        createdAt: now,
-        notBefore: now + leaseMs(),
-      },
+      Item: purgeJobItem({ account, webhookId, chainId, ready: true, createdAt: now, notBefore: now + leaseMs() }),
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );

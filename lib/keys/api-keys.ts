@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { tableName } from '../store/client';
 import { unlessConditionFails } from '../store/conditional-write';
-import { getItem, putItem, queryItems, updateItem, type Item } from '../store/items';
+import { getItem, putItem, queryAllItems, updateItem, type Item } from '../store/items';
 import { accountKey, apiKeyAccountIndexKey, apiKeyKey, GSI1 } from '../store/table';
 
 /**
@@ -109,21 +109,14 @@ export async function revokeApiKey(key: string): Promise<{ record: ApiKeyRecord;
 }
 
 export async function listApiKeys(account: string): Promise<ApiKeyRecord[]> {
-  const records: ApiKeyRecord[] = [];
-  let startKey: Item | undefined;
-  do {
-    const page = await queryItems({
-      TableName: tableName(),
-      IndexName: GSI1.indexName,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
-      ExpressionAttributeValues: { ':pk': apiKeyAccountIndexKey(account, '').gsi1pk },
-      ExclusiveStartKey: startKey,
-    });
-    records.push(...page.items.map(toRecord));
-    startKey = page.lastEvaluatedKey;
-  } while (startKey);
-  return records;
+  const { items } = await queryAllItems({
+    TableName: tableName(),
+    IndexName: GSI1.indexName,
+    KeyConditionExpression: '#pk = :pk',
+    ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
+    ExpressionAttributeValues: { ':pk': apiKeyAccountIndexKey(account, '').gsi1pk },
+  });
+  return items.map(toRecord);
 }
 
 function toRecord(item: Item): ApiKeyRecord {

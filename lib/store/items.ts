@@ -78,3 +78,17 @@ export async function queryItems(input: WithValues<Omit<QueryCommandInput, 'Excl
     scannedCount: page.ScannedCount ?? 0,
   };
 }
+
+/** Every item the query matches, page after page; and how many requests that took. */
+export async function queryAllItems(input: WithValues<Omit<QueryCommandInput, 'ExclusiveStartKey'>>): Promise<{ items: Item[]; requests: number }> {
+  const items: Item[] = [];
+  let requests = 0;
+  let startKey: Item | undefined;
+  do {
+    const page = await queryItems({ ...input, ExclusiveStartKey: startKey });
+    requests += 1;
+    items.push(...page.items);
+    startKey = page.lastEvaluatedKey;
+  } while (startKey);
+  return { items, requests };
+}

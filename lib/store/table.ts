@@ -45,6 +45,9 @@ export const accountKey = (account: string): TableKey => ({ pk: accountPartition
 
 export const sharedSecretKey = (account: string): TableKey => ({ pk: accountPartition(account), sk: 'SECRET' });
 
+/** The id of the webhook (or purge job) whose sort key this is. */
+export const webhookIdOfSortKey = (sk: string) => sk.slice(WEBHOOK_SORT_KEY_PREFIX.length);
+
 export const webhookKey = (account: string, id: string): TableKey => ({
   pk: accountPartition(account),
   sk: `${WEBHOOK_SORT_KEY_PREFIX}${id}`,

@@ -2,9 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { tableName } from './client';
 import { unlessConditionFails } from './conditional-write';
 import type { ItemWrite } from './batch';
-import { deleteItem, queryItems, updateItem, type Item } from './items';
+import { deleteItem, queryAllItems, queryItems, updateItem, type Item } from './items';
 import { uuidFromHex, uuidHex } from '../uuid';
-import { addressOfWatchPartition, GSI2, inactiveWebhooksPartition, watcherKey, webhookIdOfWatcherSortKey, watchHeadKey } from './table';
+import {
+  addressOfWatchPartition,
+  GSI2,
+  inactiveWebhooksPartition,
+  watcherKey,
+  webhookIdOfSortKey,
+  webhookIdOfWatcherSortKey,
+  watchHeadKey,
+} from './table';
 
 /**
  * The address index the matcher reads: per (chain, address), a head item and one watcher item per
@@ -52,22 +60,14 @@ export function toWatchHead(item: Item): WatchHead {
 
 /** The ids of the webhooks watching the address, read consistently. */
 export async function queryWatchers(chainId: string, address: string): Promise<{ watchers: string[]; requests: number }> {
-  const watchers: string[] = [];
-  let requests = 0;
-  let startKey: Item | undefined;
-  do {
-    const page = await queryItems({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk > :head',
-      ExpressionAttributeValues: { ':pk': watchHeadKey(chainId, address).pk, ':head': watchHeadKey(chainId, address).sk },
-      ConsistentRead: true,
-      ExclusiveStartKey: startKey,
-    });
-    requests += 1;
-    for (const item of page.items) watchers.push(webhookIdOfWatcherSortKey(item.sk as string));
-    startKey = page.lastEvaluatedKey;
-  } while (startKey);
-  return { watchers, requests };
+  const head = watchHeadKey(chainId, address);
+  const { items, requests } = await queryAllItems({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk AND sk > :head',
+    ExpressionAttributeValues: { ':pk': head.pk, ':head': head.sk },
+    ConsistentRead: true,
+  });
+  return { watchers: items.map((item) => webhookIdOfWatcherSortKey(item.sk as string)), requests };
 }
 
 /** Above this (18 750 watchers), the watchers are not saved in the head and the matcher queries them each time. */
@@ -111,22 +111,13 @@ export async function deleteHeadIfUnchanged(chainId: string, address: string, to
  * it in and out of (the same item's write). Keys only: about 7 000 ids a request.
  */
 export async function inactiveWebhookIds(chainId: string): Promise<{ ids: Set<string>; requests: number }> {
-  const ids = new Set<string>();
-  let requests = 0;
-  let startKey: Item | undefined;
-  do {
-    const page = await queryItems({
-      TableName: tableName(),
-      IndexName: GSI2.indexName,
-      KeyConditionExpression: `${GSI2.partitionKey} = :pk`,
-      ExpressionAttributeValues: { ':pk': inactiveWebhooksPartition(chainId) },
-      ExclusiveStartKey: startKey,
-    });
-    requests += 1;
-    for (const item of page.items) ids.add((item.sk as string).split('#')[1]!);
-    startKey = page.lastEvaluatedKey;
-  } while (startKey);
-  return { ids, requests };
+  const { items, requests } = await queryAllItems({
+    TableName: tableName(),
+    IndexName: GSI2.indexName,
+    KeyConditionExpression: `${GSI2.partitionKey} = :pk`,
+    ExpressionAttributeValues: { ':pk': inactiveWebhooksPartition(chainId) },
+  });
+  return { ids: new Set(items.map((item) => webhookIdOfSortKey(item.sk as string))), requests };
 }
 
 /** Whether the address still has a watcher, and its head's token if it has a head; one read of at most two items. */
