@@ -12,13 +12,11 @@ export const handler = middy(async (_event: unknown, context: Context) => {
   const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
   const done = { passes: 0, changesCompleted: 0, purgesFinished: 0 };
   do {
-    const { changesCompleted, purgesFinished, unfinished } = await runAddressMaintenance(deadline);
-    Object.assign(done, {
-      passes: done.passes + 1,
-      changesCompleted: done.changesCompleted + changesCompleted,
-      purgesFinished: done.purgesFinished + purgesFinished,
-    });
-    if (changesCompleted + purgesFinished === 0 && !unfinished) break;
+    const pass = await runAddressMaintenance(deadline);
+    done.passes += 1;
+    done.changesCompleted += pass.changesCompleted;
+    done.purgesFinished += pass.purgesFinished;
+    if (pass.changesCompleted + pass.purgesFinished === 0 && !pass.unfinished) break;
   } while (Date.now() < deadline);
   if (done.changesCompleted + done.purgesFinished > 0) logger.info('address maintenance', done);
   return done;

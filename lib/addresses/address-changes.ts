@@ -26,7 +26,10 @@ import { headWrites, watcherWrites } from '../store/watch-index';
 import type { Webhook } from '../schemas/webhook';
 
 /** A webhook object shows at most this many of its addresses: the first in address order. */
-export const FIRST_ADDRESSES_SHOWN = 100;
+const FIRST_ADDRESSES_SHOWN = 100;
+
+/** What a webhook with these addresses (distinct, lower-case) shows of them. */
+export const firstAddressesOf = (addresses: Iterable<string>) => [...addresses].sort().slice(0, FIRST_ADDRESSES_SHOWN);
 
 /** Writes sent between two checks that the lease is still held (and renewals when due). */
 const WRITES_PER_LEASE_CHECK = 1_500;
@@ -131,7 +134,7 @@ async function writeChange(change: AddressChange, lease: AddressLease): Promise<
  */
 async function firstAddressesAfter(state: WebhookAddressState, change: AddressChange): Promise<string[]> {
   const shown = state.webhook.metadata.addresses;
-  if (change.kind === 'add') return [...new Set([...shown, ...change.addresses])].sort().slice(0, FIRST_ADDRESSES_SHOWN);
+  if (change.kind === 'add') return firstAddressesOf(new Set([...shown, ...change.addresses]));
   const removed = new Set(change.addresses);
   const remaining = shown.filter((address) => !removed.has(address));
   if (remaining.length === shown.length || state.addressCount + change.delta <= remaining.length) return remaining;

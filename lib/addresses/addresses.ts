@@ -13,7 +13,7 @@ import {
 import { WRITE_BATCH_SIZE, writeItems } from '../store/batch';
 import { webhookPointerKey } from '../store/table';
 import { webhookItem } from '../store/webhooks';
-import { changeAddresses, changeWrites, FIRST_ADDRESSES_SHOWN, webhookNotFound } from './address-changes';
+import { changeAddresses, changeWrites, firstAddressesOf, webhookNotFound } from './address-changes';
 
 export const addAddresses = (account: string, id: string, { addresses }: AddressesInput): Promise<Webhook> =>
   changeAddresses(account, id, 'add', addresses);
@@ -33,7 +33,7 @@ export const removeAddresses = (account: string, id: string, { addresses }: Addr
 export async function storeNewWebhook(account: string, webhook: Webhook, addresses: string[]): Promise<Webhook> {
   const [ownAndWatchers, heads] = changeWrites({ account, webhookId: webhook.id, chainId: webhook.chainId, kind: 'add', addresses });
   await writeItems([{ put: { ...webhookPointerKey(webhook.id), account } }, ...ownAndWatchers!]);
-  const shown = { ...webhook, metadata: { ...webhook.metadata, addresses: [...addresses].sort().slice(0, FIRST_ADDRESSES_SHOWN) } };
+  const shown = { ...webhook, metadata: { ...webhook.metadata, addresses: firstAddressesOf(addresses) } };
   const webhookWrite = { put: webhookItem(account, shown, addresses.length) };
   if (heads!.length >= WRITE_BATCH_SIZE) {
     await writeItems(heads!);
