@@ -7,21 +7,38 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { StageSettings, UsagePlanName } from '../lib/config/stages';
+import { MAX_QUEUE_DELAY_SECONDS } from '../lib/deliveries/queue';
 import { errorBody, methodNotAllowedMessage } from '../lib/errors';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
 import { routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
-import { GSI1, GSI2, TABLE_KEYS } from '../lib/store/table';
+import { EXPIRES_AT_ATTRIBUTE, GSI1, GSI2, GSI3, TABLE_KEYS, tableDefinition } from '../lib/store/table';
 import { LAMBDA_BUNDLING } from './bundling';
 import { gatewayResponses, gatewayResponseTemplate } from './gateway-responses';
 import { STACK_OUTPUTS, stackNameFor } from './stack-outputs';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..');
-const AUTHORIZER = { entry: 'functions/authorizer.ts', tableActions: ['dynamodb:GetItem'] as TableAction[] };
+
+/** What the stack needs to know of a function beyond its name; a route is one. */
+interface FunctionSpec {
+  entry: string;
+  /** Granted on the table; Query also on gsi1 and gsi2. */
+  tableActions: readonly TableAction[];
+  /** Indexes queried without querying the table: Query is granted on these alone. */
+  queriedIndexes?: readonly string[];
+  usesPageTokens?: boolean;
+  /** Sends to the delivery queue. */
+  queuesDeliveries?: boolean;
+  timeoutSeconds?: number;
+}
+
+const AUTHORIZER: FunctionSpec = { entry: 'functions/authorizer.ts', tableActions: ['dynamodb:GetItem'] };
 /** Completes address changes a crash cut off, and purges deleted webhooks' addresses. */
 export const MAINTENANCE = {
   entry: 'functions/maintain-addresses.ts',
@@ -35,6 +52,25 @@ export const MAINTENANCE = {
     'dynamodb:BatchWriteItem',
   ] as TableAction[],
 };
+/** The delivery queue's consumer: reads a message with its webhook and secret, claims and records attempts, queues the next. */
+export const DELIVERY_DISPATCH = {
+  entry: 'functions/dispatch-deliveries.ts',
+  tableActions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as TableAction[],
+  queuesDeliveries: true,
+  batchSize: 10,
+};
+/** Queues the pending messages whose due time passed with no attempt: it reads the due-time index and never the table. */
+export const DELIVERY_SWEEP = {
+  entry: 'functions/sweep-deliveries.ts',
+  tableActions: ['dynamodb:UpdateItem'] as TableAction[],
+  queriedIndexes: [GSI3.indexName],
+  queuesDeliveries: true,
+  timeoutSeconds: 60,
+};
+/** The dispatcher's timeout beyond one attempt's: the reads and writes around the attempt, and queueing the next. */
+const DISPATCH_MARGIN_SECONDS = 20;
+/** A gsi attribute type in `tableDefinition` as the CDK names it. */
+const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING } as const;
 const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PATCH', 'DELETE'];
 const EXTRA_METHODS = ['PUT'] as const;
 
@@ -67,20 +103,12 @@ export class WebhooksStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: stage.production,
+      // Finished messages, in Unix seconds; the embedded store has no TTL, and a local sweep does it.
+      timeToLiveAttribute: EXPIRES_AT_ATTRIBUTE,
       removalPolicy,
     });
-    this.table.addGlobalSecondaryIndex({
-      indexName: GSI1.indexName,
-      partitionKey: { name: GSI1.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: GSI1.sortKey, type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
-    });
-    this.table.addGlobalSecondaryIndex({
-      indexName: GSI2.indexName,
-      partitionKey: { name: GSI2.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: GSI2.sortKey, type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
-    });
+    for (const index of globalSecondaryIndexes()) this.table.addGlobalSecondaryIndex(index);
+    const indexArn = (indexName: string) => `${this.table.tableArn}/index/${indexName}`;
 
     // 64 characters from 0-9a-f: a 32-byte HMAC key, hex-encoded.
     const pageTokenSecret = new secretsmanager.Secret(this, 'PageTokenKey', {
@@ -96,13 +124,28 @@ export class WebhooksStack extends Stack {
       removalPolicy,
     });
 
-    const operationFunction = (
-      name: string,
-      entry: string,
-      tableActions: readonly TableAction[],
-      usesPageTokens = false,
-      timeoutSeconds = stage.lambdaTimeoutSeconds,
-    ) => {
+    // A message lost from the queue, or moved to its dead-letter queue, is not lost: the message is in
+    // the table before it is queued, and the sweep of the due-time index queues it again.
+    const deliveryDeadLetters = new sqs.Queue(this, 'DeliveryDeadLetterQueue', {
+      queueName: resourceName('deliveries-dlq'),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    const dispatchTimeoutSeconds = stage.delivery.attemptTimeoutSeconds + DISPATCH_MARGIN_SECONDS;
+    const deliveryQueue = new sqs.Queue(this, 'DeliveryQueue', {
+      queueName: resourceName('deliveries'),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // Lambda's guidance for an SQS source: six times the consumer's timeout, so that a batch retried
+      // after a throttle is not received again meanwhile.
+      visibilityTimeout: Duration.seconds(6 * dispatchTimeoutSeconds),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: deliveryDeadLetters, maxReceiveCount: 5 },
+    });
+
+    const operationFunction = (name: string, spec: FunctionSpec) => {
+      const { entry, tableActions, usesPageTokens = false, queuesDeliveries = false, timeoutSeconds = stage.lambdaTimeoutSeconds } = spec;
       const fn = new NodejsFunction(this, `${name}Function`, {
         functionName: resourceName(name),
         entry: path.join(PROJECT_ROOT, entry),
@@ -125,6 +168,7 @@ export class WebhooksStack extends Stack {
           POWERTOOLS_SERVICE_NAME: 'webhooks',
           POWERTOOLS_LOG_LEVEL: stage.production ? 'INFO' : 'DEBUG',
           ...(usesPageTokens ? { PAGE_TOKEN_SECRET_ARN: pageTokenSecret.secretArn } : {}),
+          ...(queuesDeliveries ? { DELIVERY_QUEUE_URL: deliveryQueue.queueUrl } : {}),
         },
         bundling: {
           ...LAMBDA_BUNDLING,
@@ -137,11 +181,16 @@ export class WebhooksStack extends Stack {
         new iam.PolicyStatement({
           actions: [...tableActions],
           resources: tableActions.includes('dynamodb:Query')
-            ? [this.table.tableArn, ...[GSI1, GSI2].map((index) => `${this.table.tableArn}/index/${index.indexName}`)]
+            ? [this.table.tableArn, ...[GSI1, GSI2].map((index) => indexArn(index.indexName))]
             : [this.table.tableArn],
         }),
       );
+      if (spec.queriedIndexes) {
+        fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: spec.queriedIndexes.map(indexArn) }));
+      }
       if (usesPageTokens) pageTokenSecret.grantRead(fn);
+      // SendMessage alone: grantSendMessages adds GetQueueAttributes and GetQueueUrl, which the code never sends.
+      if (queuesDeliveries) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [deliveryQueue.queueArn] }));
       new cloudwatch.Alarm(this, `${name}Errors`, {
         alarmName: resourceName(`${name}-errors`),
         alarmDescription: `Unhandled errors in ${name}`,
@@ -161,14 +210,54 @@ export class WebhooksStack extends Stack {
       schedule: events.Schedule.rate(Duration.minutes(1)),
       targets: [
         new targets.LambdaFunction(
-          operationFunction('maintainAddresses', MAINTENANCE.entry, MAINTENANCE.tableActions, false, stage.maintenanceTimeoutSeconds),
+          operationFunction('maintainAddresses', { ...MAINTENANCE, timeoutSeconds: stage.maintenanceTimeoutSeconds }),
         ),
       ],
     });
 
+    // Without a VPC: the dispatcher reaches receivers on the internet directly.
+    const dispatcher = operationFunction('dispatchDeliveries', { ...DELIVERY_DISPATCH, timeoutSeconds: dispatchTimeoutSeconds });
+    dispatcher.addEventSource(
+      new SqsEventSource(deliveryQueue, {
+        batchSize: DELIVERY_DISPATCH.batchSize,
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+        // Each invocation attempts its whole batch at once: this many keeps to the stage's limit on
+        // attempts under way. Unlike reserved concurrency, it never throttles a received batch (which
+        // would count toward maxReceiveCount).
+        maxConcurrency: Math.min(1000, Math.max(2, Math.ceil(stage.delivery.concurrency.total / DELIVERY_DISPATCH.batchSize))),
+      }),
+    );
+    // Each run passes over the due-time index until shortly before its timeout; overlapping runs are
+    // safe, as each message it takes up is given a new sweep time under a condition.
+    new events.Rule(this, 'DeliverySweepSchedule', {
+      ruleName: resourceName('delivery-sweep'),
+      description: 'Queues pending messages that no queue message brought to an attempt',
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(operationFunction('sweepDeliveries', DELIVERY_SWEEP))],
+    });
+    new cloudwatch.Alarm(this, 'DeliveryDeadLetters', {
+      alarmName: resourceName('delivery-dead-letters'),
+      alarmDescription: 'Queued deliveries failed in the store on every receive; the sweep still takes their messages up',
+      metric: deliveryDeadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    new cloudwatch.Alarm(this, 'DeliveryBacklog', {
+      alarmName: resourceName('delivery-backlog'),
+      alarmDescription: 'Queued deliveries wait longer than 5 minutes beyond their delay',
+      metric: deliveryQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      // A message queued with a delay (a retry) may count its age from when it was sent.
+      threshold: MAX_QUEUE_DELAY_SECONDS + 300,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
     const authorizer = new apigateway.RequestAuthorizer(this, 'ApiKeyAuthorizer', {
       authorizerName: resourceName('api-key'),
-      handler: operationFunction('authorizer', AUTHORIZER.entry, AUTHORIZER.tableActions),
+      handler: operationFunction('authorizer', AUTHORIZER),
       identitySources: [apigateway.IdentitySource.header(API_KEY_HEADER)],
       resultsCacheTtl: Duration.seconds(stage.authorizerCacheTtlSeconds),
     });
@@ -206,9 +295,7 @@ export class WebhooksStack extends Stack {
       defaultMethodOptions: { apiKeyRequired: true, authorizer, authorizationType: apigateway.AuthorizationType.CUSTOM },
     });
 
-    this.addRoutes(routeList, (route) =>
-      operationFunction(route.operationId, route.entry, route.tableActions, route.usesPageTokens === true),
-    );
+    this.addRoutes(routeList, (route) => operationFunction(route.operationId, route));
 
     for (const response of gatewayResponses) {
       this.api.addGatewayResponse(`GatewayResponse${response.type}`, {
@@ -243,6 +330,8 @@ export class WebhooksStack extends Stack {
 
     new CfnOutput(this, STACK_OUTPUTS.apiUrl, { value: this.api.url, description: 'Base URL of the API' });
     new CfnOutput(this, STACK_OUTPUTS.tableName, { value: this.table.tableName });
+    new CfnOutput(this, 'DeliveryQueueUrl', { value: deliveryQueue.queueUrl });
+    new CfnOutput(this, 'DeliveryDeadLetterQueueUrl', { value: deliveryDeadLetters.queueUrl });
     for (const { plan, id: usagePlanId } of usagePlanIds) {
       new CfnOutput(this, STACK_OUTPUTS.usagePlanId(plan), { value: usagePlanId, description: `Usage plan '${plan}'` });
     }
@@ -291,4 +380,19 @@ export class WebhooksStack extends Stack {
       },
     );
   }
+}
+
+/** The table's indexes as `tableDefinition` declares them: the embedded store creates the same. */
+function globalSecondaryIndexes(): dynamodb.GlobalSecondaryIndexProps[] {
+  const { AttributeDefinitions, GlobalSecondaryIndexes } = tableDefinition('');
+  const attribute = (keySchema: ReadonlyArray<{ AttributeName: string; KeyType: string }>, keyType: 'HASH' | 'RANGE') => {
+    const name = keySchema.find((key) => key.KeyType === keyType)!.AttributeName;
+    return { name, type: ATTRIBUTE_TYPES[AttributeDefinitions.find((definition) => definition.AttributeName === name)!.AttributeType] };
+  };
+  return GlobalSecondaryIndexes.map((index) => ({
+    indexName: index.IndexName,
+    partitionKey: attribute(index.KeySchema, 'HASH'),
+    sortKey: attribute(index.KeySchema, 'RANGE'),
+    projectionType: dynamodb.ProjectionType[index.Projection.ProjectionType],
+  }));
 }

@@ -11,6 +11,8 @@ import { uuidFromHex, uuidHex } from './uuid';
  *   status filter.
  * - A webhook's addresses: the position is the last address (20 bytes), signed over the account and
  *   the webhook's id.
+ * - A webhook's deliveries: the position is the last message's id (16 bytes), signed over the
+ *   account, the webhook's id and the status filter.
  */
 const VERSION = 1;
 const ID_BYTES = 16;
@@ -23,6 +25,8 @@ export interface PageTokenScope {
 }
 
 export const INVALID_PAGE_TOKEN = 'Invalid pageToken: pass the nextPageToken of an earlier call with the same status filter';
+export const INVALID_DELIVERY_PAGE_TOKEN =
+  "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's deliveries with the same status filter";
 export const INVALID_ADDRESS_PAGE_TOKEN = "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's addresses";
 
 /** What a token is signed over: the list, then its scope, each field length-prefixed. */
@@ -44,6 +48,15 @@ export function encodeAddressPageToken(key: Buffer, account: string, webhookId: 
 /** The last address of the earlier page; a 400 for any token this server did not issue for this webhook. */
 export function decodeAddressPageToken(key: Buffer, account: string, webhookId: string, token: string): string {
   return `0x${decode(key, [ADDRESSES, account, webhookId], token, ADDRESS_BYTES, INVALID_ADDRESS_PAGE_TOKEN).toString('hex')}`;
+}
+
+export function encodeDeliveryPageToken(key: Buffer, account: string, webhookId: string, status: string | undefined, lastMessageId: string): string {
+  return encode(key, [DELIVERIES, account, webhookId, status ?? ''], uuidBytes(lastMessageId));
+}
+
+/** The last message id of the earlier page; a 400 for any token this server did not issue for this list. */
+export function decodeDeliveryPageToken(key: Buffer, account: string, webhookId: string, status: string | undefined, token: string): string {
+  return uuidFromHex(decode(key, [DELIVERIES, account, webhookId, status ?? ''], token, ID_BYTES, INVALID_DELIVERY_PAGE_TOKEN).toString('hex'));
 }
 
 function uuidBytes(id: string): Buffer {
@@ -78,6 +91,7 @@ function lengthPrefixed(field: string): Buffer {
 
 const WEBHOOKS = lengthPrefixed('webhooks');
 const ADDRESSES = lengthPrefixed('addresses');
+const DELIVERIES = lengthPrefixed('deliveries');
 
 const webhooksScope = (scope: PageTokenScope): SignedScope => [WEBHOOKS, scope.account, scope.status ?? ''];
 

@@ -1,5 +1,6 @@
 import * as z from './schemas/zod';
 import { addressesBody, addressList, listAddressesQuery } from './schemas/addresses';
+import { deliveryDetail, deliveryList, deliveryPath, listDeliveriesQuery, queuedMessage, recoverBody, recoverResult } from './schemas/deliveries';
 import { rotateSharedSecretBody, sharedSecret } from './schemas/shared-secret';
 import {
   createWebhookBody,
@@ -34,6 +35,8 @@ export interface Route {
   tableActions: readonly TableAction[];
   /** Whether the operation signs or checks page tokens (and so may read the page-token key). */
   usesPageTokens?: true;
+  /** Whether the operation queues messages for delivery (and so may send to the delivery queue). */
+  queuesDeliveries?: true;
 }
 
 export type TableAction =
@@ -179,6 +182,66 @@ export const routes = {
     response: addressList,
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query'],
     usesPageTokens: true,
+  }),
+  listDeliveries: route({
+    operationId: 'listDeliveries',
+    method: 'GET',
+    path: '/v1/webhooks/{id}/deliveries',
+    entry: 'functions/list-deliveries.ts',
+    successStatus: 200,
+    query: listDeliveriesQuery,
+    pathParameters: webhookPath,
+    response: deliveryList,
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query'],
+    usesPageTokens: true,
+  }),
+  getDelivery: route({
+    operationId: 'getDelivery',
+    method: 'GET',
+    path: '/v1/webhooks/{id}/deliveries/{messageId}',
+    entry: 'functions/get-delivery.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: deliveryPath,
+    response: deliveryDetail,
+    tableActions: ['dynamodb:GetItem'],
+  }),
+  retryDelivery: route({
+    operationId: 'retryDelivery',
+    method: 'POST',
+    path: '/v1/webhooks/{id}/deliveries/{messageId}/retry',
+    entry: 'functions/retry-delivery.ts',
+    successStatus: 202,
+    query: noParameters,
+    pathParameters: deliveryPath,
+    response: queuedMessage,
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    queuesDeliveries: true,
+  }),
+  recoverFailedDeliveries: route({
+    operationId: 'recoverFailedDeliveries',
+    method: 'POST',
+    path: '/v1/webhooks/{id}/recover',
+    entry: 'functions/recover-failed-deliveries.ts',
+    successStatus: 202,
+    query: noParameters,
+    pathParameters: webhookPath,
+    body: recoverBody,
+    response: recoverResult,
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    queuesDeliveries: true,
+  }),
+  sendTestNotification: route({
+    operationId: 'sendTestNotification',
+    method: 'POST',
+    path: '/v1/webhooks/{id}/test',
+    entry: 'functions/send-test-notification.ts',
+    successStatus: 202,
+    query: noParameters,
+    pathParameters: webhookPath,
+    response: queuedMessage,
+    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    queuesDeliveries: true,
   }),
 };
 

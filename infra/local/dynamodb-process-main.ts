@@ -7,6 +7,9 @@ import { startEmbeddedDynamoDb, type EmbeddedDynamoDbOptions } from './embedded-
 import type { DynamoDbProcessMessage } from './dynamodb-process';
 import { StartupError } from './startup-error';
 
+/** Far longer than any one request's writes take. */
+const WRITES_UNDER_WAY_MS = 500;
+
 function report(message: DynamoDbProcessMessage): Promise<void> {
   return new Promise((resolve) => (process.connected ? process.send!(message, undefined, {}, () => resolve()) : resolve()));
 }
@@ -32,7 +35,9 @@ async function main() {
     process.exit(0);
   };
   process.on('message', (message: DynamoDbProcessMessage) => void (message.type === 'stop' && stop()));
-  process.on('disconnect', () => void stop());
+  // The parent died: the requests it had under way are still being written (their sockets are gone,
+  // so the server cannot tell when they are done). A moment for them, then the store closes.
+  process.on('disconnect', () => setTimeout(() => void stop(), WRITES_UNDER_WAY_MS));
   process.on('SIGTERM', () => void stop());
   await report({ type: 'listening', port: store.port, pid: process.pid });
 }

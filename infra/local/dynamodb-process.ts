@@ -30,12 +30,19 @@ const STOP_TIMEOUT_MS = 15_000;
  * The embedded DynamoDB server in a child process, so that the store and the API each have a core
  * (in one process they shared one, and the API's latency at concurrency 8 was 1.4 times a bare
  * server's). The child exits when this process does, however this one ends.
+ *
+ * It runs in a process group of its own, so that a signal to `npm start`'s group (a SIGKILL of the
+ * whole of it, say) does not cut it off in the middle of a write: dynalite writes an item and each
+ * of its index entries as separate LevelDB writes, and a write cut off between them leaves an index
+ * that disagrees with its table (a pending message missing from the due-time index, never sent). It
+ * finishes the requests under way, closes the store and exits as soon as its parent is gone.
  */
 export function startDynamoDbProcess(options: EmbeddedDynamoDbOptions): Promise<DynamoDbProcess> {
   const child = fork(ENTRY, [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, EMBEDDED_DYNAMODB_OPTIONS: JSON.stringify(options) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    detached: true,
   });
   let stopRequested = false;
   const exited = new Promise<ProcessExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

@@ -9,6 +9,7 @@ import { readKeyFile, writeKeyFile } from './key-file';
 import { startDynamoDbProcess, type DynamoDbProcess, type ProcessExit } from './dynamodb-process';
 import { ensureTable, portInUse } from './embedded-dynamodb';
 import { createLocalGateway } from './gateway';
+import { startDeliveryLoop } from './delivery-loop';
 import { startMaintenanceLoop } from './maintenance-loop';
 import { StartupError } from './startup-error';
 
@@ -44,6 +45,9 @@ export interface LocalService {
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   // Checked before anything starts: a bad key must stop the start, not fail every list call later.
   process.env.PAGE_TOKEN_KEY = await pageTokenKeyFor(options.dataDir);
+  // The dispatcher runs in this process, so a queued message is lost only with it: after a restart,
+  // the sweep takes up what was pending within seconds, not the minutes that suit a lost SQS message.
+  process.env.DELIVERY_SWEEP_GRACE_SECONDS ??= '5';
   let dynamoDb: DynamoDbProcess | undefined;
   if (!process.env.DYNAMODB_ENDPOINT) {
     dynamoDb = await startDynamoDbProcess({
@@ -64,6 +68,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     });
     await listen(gateway, options.port, options.host);
     const maintenance = startMaintenanceLoop();
+    const delivery = startDeliveryLoop();
     const { port } = gateway.address() as AddressInfo;
     return {
       url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
@@ -76,7 +81,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
           gateway.close(() => resolve());
           gateway.closeIdleConnections();
         });
-        await maintenance.stop();
+        await Promise.all([maintenance.stop(), delivery.stop()]);
         await dynamoDb?.close();
       },
     };

@@ -1,4 +1,4 @@
-import { stageSettings, type StageSettings, type UsagePlanSettings } from './stages';
+import { stageSettings, type DeliverySettings, type StageSettings, type UsagePlanSettings } from './stages';
 
 /** What a process (Lambda, local gateway, keys CLI) needs to know, read once from its environment. */
 export interface RuntimeConfig {
@@ -17,6 +17,15 @@ export interface RuntimeConfig {
   leaseSeconds: number;
   /** The stage's limits on watched addresses; locally the environment may lower or raise them (tests). */
   addressLimits: { perWebhook: number; perCall: number };
+  /** The stage's delivery settings; locally the environment may override them (tests run a whole schedule in seconds). */
+  delivery: DeliverySettings;
+  /** Where new and retried messages are queued on AWS; absent locally, where the dispatcher runs in the process. */
+  deliveryQueueUrl?: string;
+  /**
+   * Notifications may go to loopback addresses (receivers on this machine) in `npm start` outside
+   * production; never on AWS, where loopback is the Lambda's own runtime API; never to other private addresses.
+   */
+  allowLoopbackTargets: boolean;
 }
 
 export const DEFAULT_TABLE_NAME = 'webhooks';
@@ -48,7 +57,34 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv): RuntimeConfig {
       perWebhook: positiveNumber(env, 'MAX_ADDRESSES_PER_WEBHOOK') ?? stage.addressLimits.perWebhook,
       perCall: positiveNumber(env, 'MAX_ADDRESSES_PER_CALL') ?? stage.addressLimits.perCall,
     },
+    delivery: deliverySettings(env, stage.delivery),
+    deliveryQueueUrl: env.DELIVERY_QUEUE_URL || undefined,
+    allowLoopbackTargets: !stage.production && !env.AWS_LAMBDA_FUNCTION_NAME,
   };
+}
+
+function deliverySettings(env: NodeJS.ProcessEnv, stage: DeliverySettings): DeliverySettings {
+  return {
+    ...stage,
+    retryScheduleSeconds: retrySchedule(env) ?? stage.retryScheduleSeconds,
+    attemptTimeoutSeconds: positiveNumber(env, 'DELIVERY_TIMEOUT_SECONDS') ?? stage.attemptTimeoutSeconds,
+    secretGraceSeconds: nonNegativeNumber(env, 'DELIVERY_SECRET_GRACE_SECONDS') ?? stage.secretGraceSeconds,
+    sweepGraceSeconds: nonNegativeNumber(env, 'DELIVERY_SWEEP_GRACE_SECONDS') ?? stage.sweepGraceSeconds,
+    inactiveRecheckSeconds: positiveNumber(env, 'DELIVERY_INACTIVE_RECHECK_SECONDS') ?? stage.inactiveRecheckSeconds,
+    retentionDays: positiveNumber(env, 'DELIVERY_RETENTION_DAYS') ?? stage.retentionDays,
+  };
+}
+
+/** DELIVERY_RETRY_SCHEDULE: the seconds before attempts 2..N, comma-separated; empty means a single attempt. */
+function retrySchedule(env: NodeJS.ProcessEnv): number[] | undefined {
+  const raw = env.DELIVERY_RETRY_SCHEDULE;
+  if (raw === undefined) return undefined;
+  if (raw.trim() === '') return [];
+  const delays = raw.split(',').map((part) => Number(part.trim()));
+  if (delays.some((delay) => !Number.isFinite(delay) || delay < 0)) {
+    throw new Error(`DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got '${raw}'`);
+  }
+  return delays;
 }
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {

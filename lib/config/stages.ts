@@ -31,6 +31,41 @@ export interface StageSettings {
   addressLimits: { perWebhook: number; perCall: number };
   /** Timeout of the background function that purges deleted webhooks and completes interrupted address changes. */
   maintenanceTimeoutSeconds: number;
+  delivery: DeliverySettings;
+}
+
+/** How notifications are sent, retried and kept. */
+export interface DeliverySettings {
+  /** Seconds before attempts 2, 3, ...: the hosted API's schedule by default. Each is jittered by ±10 %. */
+  retryScheduleSeconds: number[];
+  /** One attempt's limit: connecting, the response's headers and the first 4 KB of its body. */
+  attemptTimeoutSeconds: number;
+  /** After a rotation, how long notifications also carry a signature with the previous secret. */
+  secretGraceSeconds: number;
+  /** How long messages and their attempts are kept (DynamoDB TTL on AWS, a sweep locally). */
+  retentionDays: number;
+  /**
+   * How long after a message is due the sweep of the due-time index takes it up: the queue carries
+   * it on time, and the sweep is what makes at-least-once hold when a queue message is lost.
+   */
+  sweepGraceSeconds: number;
+  /** How often a message of an inactive webhook is looked at again (it is sent once the webhook is active). */
+  inactiveRecheckSeconds: number;
+  /** Attempts under way at once, in all and per target host: a slow receiver uses only its own slots. */
+  concurrency: { total: number; perHost: number };
+}
+
+/** The hosted API's published schedule: attempt 2 after 10 s, then 1 min, 5 min, 10 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
+export const HOSTED_RETRY_SCHEDULE_SECONDS = [10, 60, 300, 600, 1800, 7200, 21600, 43200, 86400];
+
+const delivery: DeliverySettings = {
+  retryScheduleSeconds: HOSTED_RETRY_SCHEDULE_SECONDS,
+  attemptTimeoutSeconds: 10,
+  secretGraceSeconds: 24 * 3600,
+  retentionDays: 30,
+  sweepGraceSeconds: 120,
+  inactiveRecheckSeconds: 60,
+  concurrency: { total: 256, perHost: 16 },
 }
 
 const standardPlans: Record<UsagePlanName, UsagePlanSettings> = {
@@ -49,6 +84,7 @@ const development: Omit<StageSettings, 'name'> = {
   lambdaTimeoutSeconds: 10,
   addressLimits: { perWebhook: 1_000_000, perCall: 10_000 },
   maintenanceTimeoutSeconds: 300,
+  delivery,
 };
 
 const production: Omit<StageSettings, 'name'> = {

@@ -133,8 +133,16 @@ export const pageSize = z
 /** Any string: the page-token decoder refuses whatever this server did not issue, with one message for all. */
 export const pageToken = z.string().optional();
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Ids are issued as lower-case UUIDv7; any UUID is accepted for a look-up (and is simply not found). */
 export const webhookId = z
   .string({ error: expected('must be a string') })
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { error: 'must be a webhook id (a UUID)' })
+  .regex(UUID, { error: 'must be a webhook id (a UUID)' })
+  .transform((id) => id.toLowerCase());
+
+/** A notification's id, a UUID as webhook ids are. */
+export const messageId = z
+  .string({ error: expected('must be a string') })
+  .regex(UUID, { error: 'must be a message id (a UUID)' })
   .transform((id) => id.toLowerCase());

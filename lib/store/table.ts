@@ -26,11 +26,25 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * | watcher                | WATCH#<chainId>#<address w/o 0x>   | <webhook id, base64url>   |              |        |
  * | webhook pointer        | WEBHOOK#<id>                       | ACCOUNT                   |              |        |
  * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        | (and gsi2pk CHAIN#<chainId>#INACTIVE)
+ *
+ * Delivery (README, "Delivery", has the access patterns):
+ *
+ * | item    | pk                                      | sk                  | gsi1pk                                            | gsi1sk              | gsi3pk                          | gsi3sk             |
+ * |---------|-----------------------------------------|---------------------|---------------------------------------------------|---------------------|---------------------------------|--------------------|
+ * | message | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES | MESSAGE#<messageId> | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<status>  | MESSAGE#<messageId> | DUE#<shard> or EXPIRES#<shard> | <time, ms>#<messageId> |
+ *
+ * Message ids carry their creation time in their first 48 bits (UUIDv7), so `MESSAGE#<id>` sorts by
+ * creation time: a descending Query reads a webhook's log newest first. gsi3 (sparse, keys only) is
+ * the due-time index: a pending message sits under `DUE#<shard>` at the time the sweep should take
+ * it up, a finished one under `EXPIRES#<shard>` at the time it expires (the local sweep's list;
+ * DynamoDB's TTL does it on AWS).
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;
 /** Sparse, keys only: inactive webhooks by chain. Its sort key is the table's. */
 export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'sk' } as const;
+/** Sparse, keys only: messages by the time they are due (or expire). */
+export const GSI3 = { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' } as const;
 
 export interface TableKey {
   pk: string;
@@ -118,6 +132,53 @@ export const purgeJobKey = (id: string): TableKey => ({ pk: PURGES_PARTITION, sk
 /** What an inactive webhook's gsi2pk is set to: the inactive webhooks of its chain. */
 export const inactiveWebhooksPartition = (chainId: string) => `CHAIN#${chainId}#INACTIVE`;
 
+const webhookMessagesPartition = (account: string, webhookId: string) => `${webhookAddressesPartition(account, webhookId)}#MESSAGES`;
+
+export const MESSAGE_SORT_KEY_PREFIX = 'MESSAGE#';
+
+export const messageKey = (account: string, webhookId: string, messageId: string): TableKey => ({
+  pk: webhookMessagesPartition(account, webhookId),
+  sk: `${MESSAGE_SORT_KEY_PREFIX}${messageId}`,
+});
+
+/** Where a message sits in gsi1: under its webhook and status, newest first. */
+export const messageStatusIndexKey = (account: string, webhookId: string, status: string, messageId: string) => ({
+  gsi1pk: `${webhookMessagesPartition(account, webhookId)}#${status}`,
+  gsi1sk: `${MESSAGE_SORT_KEY_PREFIX}${messageId}`,
+});
+
+/**
+ * The due-time index is spread over shards: on AWS one index partition takes about 1 000 writes a
+ * second, and every scheduling change of every message writes it.
+ */
+export const DUE_INDEX_SHARDS = 8;
+const shardOf = (messageId: string) => parseInt(messageId.slice(-2), 16) % DUE_INDEX_SHARDS;
+const timeKey = (ms: number, messageId: string) => `${String(Math.max(0, Math.floor(ms))).padStart(15, '0')}#${messageId}`;
+
+export const duePartition = (shard: number) => `DUE#${shard}`;
+export const expiresPartition = (shard: number) => `EXPIRES#${shard}`;
+
+/** A pending message in gsi3: the sweep takes it up once `at` has passed. */
+export const messageDueIndexKey = (messageId: string, at: number) => ({ gsi3pk: duePartition(shardOf(messageId)), gsi3sk: timeKey(at, messageId) });
+
+/** A finished message in gsi3: the local sweep deletes it once `at` has passed. */
+export const messageExpiryIndexKey = (messageId: string, at: number) => ({
+  gsi3pk: expiresPartition(shardOf(messageId)),
+  gsi3sk: timeKey(at, messageId),
+});
+
+/** DynamoDB's TTL attribute on AWS: finished messages carry it (Unix seconds). */
+export const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
+
+/** The upper bound of a gsi3 Query for what is due (or expired) at `ms`. */
+export const timeKeyBound = (ms: number) => `${String(Math.floor(ms)).padStart(15, '0')}#~`;
+
+/** The message's key from its table key, as gsi3's keys-only Query returns it. */
+export function messageRefOfKey(key: TableKey): { account: string; webhookId: string; messageId: string } {
+  const [, account, , webhookId] = key.pk.split('#');
+  return { account: account!, webhookId: webhookId!, messageId: key.sk.slice(MESSAGE_SORT_KEY_PREFIX.length) };
+}
+
 export const apiKeyKey = (keyHash: string): TableKey => ({ pk: `APIKEY#${keyHash}`, sk: 'APIKEY' });
 
 export const apiKeyAccountIndexKey = (account: string, createdAt: string) => ({
@@ -130,7 +191,7 @@ export function tableDefinition(tableName: string) {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST' as const,
-    AttributeDefinitions: [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, GSI1.partitionKey, GSI1.sortKey, GSI2.partitionKey].map((name) => ({
+    AttributeDefinitions: [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, GSI1.partitionKey, GSI1.sortKey, GSI2.partitionKey, GSI3.partitionKey, GSI3.sortKey].map((name) => ({
       AttributeName: name,
       AttributeType: 'S' as const,
     })),
@@ -152,6 +213,14 @@ export function tableDefinition(tableName: string) {
         KeySchema: [
           { AttributeName: GSI2.partitionKey, KeyType: 'HASH' as const },
           { AttributeName: GSI2.sortKey, KeyType: 'RANGE' as const },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' as const },
+      },
+      {
+        IndexName: GSI3.indexName,
+        KeySchema: [
+          { AttributeName: GSI3.partitionKey, KeyType: 'HASH' as const },
+          { AttributeName: GSI3.sortKey, KeyType: 'RANGE' as const },
         ],
         Projection: { ProjectionType: 'KEYS_ONLY' as const },
       },

@@ -13,12 +13,8 @@ import {
 } from '../schemas/webhook';
 import { storeNewWebhook } from '../addresses/addresses';
 import { deleteWebhookPermanently } from '../addresses/purge';
+import { uuidv7Time } from '../uuid';
 import { getWebhookItem, queryWebhooks, toWebhook, updateWebhookItem } from '../store/webhooks';
-
-/** Milliseconds since the epoch held in a UUIDv7's first 48 bits. */
-function uuidv7Time(id: string): number {
-  return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
-}
 
 const notFound = webhookNotFound;
 

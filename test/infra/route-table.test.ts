@@ -78,7 +78,7 @@ describe('routeTable on the service routes', () => {
     expect(match('GET', '/v1/webhooks:generateOrRotateSharedSecret')).toEqual({ kind: 'method-not-allowed', allowed: ['POST'] });
   });
 
-  it.each(['/', '/v1', '/v2/webhooks', '/v1/webhook', '/V1/webhooks', `/v1/webhooks/${webhookId}/deliveries`, '/v1/webhooks//x'])(
+  it.each(['/', '/v1', '/v2/webhooks', '/v1/webhook', '/V1/webhooks', `/v1/webhooks/${webhookId}/unknown`, '/v1/webhooks//x'])(
     'answers not-found for the unknown path %s',
     (path) => {
       expect(match('GET', path)).toEqual({ kind: 'not-found' });

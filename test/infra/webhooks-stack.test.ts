@@ -1,22 +1,10 @@
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match } from 'aws-cdk-lib/assertions';
 import { stageSettings } from '../../lib/config/stages';
 import { routeList } from '../../lib/routes';
-import { GSI1, GSI2 } from '../../lib/store/table';
+import { GSI1, GSI2, GSI3, tableDefinition } from '../../lib/store/table';
 import { gatewayResponses } from '../../infra/gateway-responses';
-import { MAINTENANCE, WebhooksStack } from '../../infra/webhooks-stack';
-
-type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
-
-/** Synthesizes a stage without bundling the Lambdas (the cdk synth test bundles them for real). */
-function synth(stageName: string) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new WebhooksStack(app, `webhooks-${stageName}`, { stage: stageSettings(stageName) });
-  const template = Template.fromStack(stack);
-  return { template, resources: template.toJSON().Resources as Resources };
-}
-
-const ofType = (resources: Resources, type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+import { DELIVERY_DISPATCH, DELIVERY_SWEEP, MAINTENANCE } from '../../infra/webhooks-stack';
+import { actionsOf, ofType, synth, type Resources, type Statement } from './stack-template';
 
 /** "METHOD /path" for every method whose integration is a Lambda (not the 405 mocks). */
 function lambdaRoutes(resources: Resources): string[] {
@@ -114,7 +102,7 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     expect(byType.REQUEST_TOO_LARGE.StatusCode).toBe('413');
   });
 
-  it('has the one table with its keys, gsi1, gsi2, on-demand billing, PITR and KMS encryption', () => {
+  it('has the one table with its keys, gsi1, gsi2, gsi3, on-demand billing, PITR and KMS encryption', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [
@@ -139,11 +127,31 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
           ],
           Projection: { ProjectionType: 'KEYS_ONLY' },
         },
+        {
+          IndexName: GSI3.indexName,
+          KeySchema: [
+            { AttributeName: GSI3.partitionKey, KeyType: 'HASH' },
+            { AttributeName: GSI3.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
       ],
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       // SSEEnabled with no key of our own: the AWS-managed KMS key (aws/dynamodb).
       SSESpecification: { SSEEnabled: true, KMSMasterKeyId: Match.absent() },
     });
+  });
+
+  it('declares the same indexes and attribute types as tableDefinition, which the embedded store creates', () => {
+    const definition = tableDefinition('webhooks');
+    const [[, table]] = ofType(resources, 'AWS::DynamoDB::Table') as [[string, Resources[string]]];
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual(definition.GlobalSecondaryIndexes);
+    const byName = (a: { AttributeName: string }, b: { AttributeName: string }) => a.AttributeName.localeCompare(b.AttributeName);
+    expect([...table.Properties.AttributeDefinitions].sort(byName)).toEqual([...definition.AttributeDefinitions].sort(byName));
+  });
+
+  it('lets DynamoDB delete finished messages at their expiresAt (TTL)', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', { TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true } });
   });
 
   it(stage.production ? 'retains the table and protects it from deletion' : 'lets the table go with the stack', () => {
@@ -154,14 +162,22 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
 
   it('runs every Lambda on nodejs22.x, arm64, with the stage memory and timeout, tracing and log retention', () => {
     const functions = ofType(resources, 'AWS::Lambda::Function').map(([, fn]) => fn.Properties);
-    // One per operation, the authorizer, and the scheduled maintenance function with its own timeout.
-    expect(functions.filter((fn) => fn.Runtime === 'nodejs22.x')).toHaveLength(routeList.length + 2);
+    // The background functions have their own timeouts; the dispatcher's is checked with its queue.
+    const ownTimeouts: Record<string, number | undefined> = {
+      maintainAddresses: stage.maintenanceTimeoutSeconds,
+      sweepDeliveries: DELIVERY_SWEEP.timeoutSeconds,
+      dispatchDeliveries: undefined,
+    };
+    const names = functions.filter((fn) => fn.Runtime === 'nodejs22.x').map((fn) => fn.FunctionName);
+    expect(names.sort()).toEqual(
+      [...routeList.map((route) => route.operationId), 'authorizer', ...Object.keys(ownTimeouts)].map((name) => `webhooks-${stageName}-${name}`).sort(),
+    );
     for (const fn of functions.filter((candidate) => candidate.Runtime === 'nodejs22.x')) {
-      const maintenance = fn.FunctionName === `webhooks-${stageName}-maintainAddresses`;
+      const name = fn.FunctionName.slice(`webhooks-${stageName}-`.length);
       expect(fn).toMatchObject({
         Architectures: ['arm64'],
         MemorySize: stage.lambdaMemoryMb,
-        Timeout: maintenance ? stage.maintenanceTimeoutSeconds : stage.lambdaTimeoutSeconds,
+        Timeout: name in ownTimeouts ? (ownTimeouts[name] ?? expect.any(Number)) : stage.lambdaTimeoutSeconds,
         TracingConfig: { Mode: 'Active' },
         Environment: { Variables: expect.objectContaining({ STAGE: stageName, TABLE_NAME: expect.anything() }) },
       });
@@ -170,24 +186,27 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
   });
 
   it('grants each function only the table actions its operation uses, never a wildcard', () => {
-    const statements = ofType(resources, 'AWS::IAM::Policy').flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
-    const tableStatements = statements.filter((statement) => [statement.Action].flat().some((action: string) => action.startsWith('dynamodb:')));
+    const statements: Statement[] = ofType(resources, 'AWS::IAM::Policy').flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
+    const tableStatements = statements.filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')));
     for (const statement of statements) {
-      for (const action of [statement.Action].flat()) expect(action).not.toMatch(/\*/);
+      for (const action of actionsOf(statement)) expect(action).not.toMatch(/\*/);
     }
-    const granted = tableStatements.map((statement) => [statement.Action].flat().sort().join(',')).sort();
+    const granted = tableStatements.map((statement) => actionsOf(statement).sort().join(',')).sort();
+    const specs = [...routeList, MAINTENANCE, DELIVERY_DISPATCH, DELIVERY_SWEEP];
     const expected = [
-      ...[...routeList.map((route) => route.tableActions), MAINTENANCE.tableActions].map((actions) => [...actions].sort().join(',')),
+      ...specs.map((spec) => [...spec.tableActions].sort().join(',')),
+      // The authorizer's, and the sweep's Query on its index.
       'dynamodb:GetItem',
+      'dynamodb:Query',
     ].sort();
     expect(granted).toEqual(expected);
   });
 
-  it('runs the address maintenance function once a minute', () => {
+  it.each(['maintainAddresses', 'sweepDeliveries'])('runs the scheduled function %s once a minute', (name) => {
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',
       State: 'ENABLED',
-      Targets: [Match.objectLike({ Arn: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^maintainAddressesFunction'), 'Arn'] }) })],
+      Targets: [Match.objectLike({ Arn: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp(`^${name}Function`), 'Arn'] }) })],
     });
   });
 
@@ -200,9 +219,11 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     });
   });
 
-  it('outputs the API URL, the table and the usage plan ids', () => {
+  it('outputs the API URL, the table, the usage plan ids and the delivery queues', () => {
     const outputs = Object.keys(template.toJSON().Outputs);
-    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'UsagePlanIdStandard', 'UsagePlanIdUnlimited']));
+    expect(outputs).toEqual(
+      expect.arrayContaining(['ApiUrl', 'TableName', 'UsagePlanIdStandard', 'UsagePlanIdUnlimited', 'DeliveryQueueUrl', 'DeliveryDeadLetterQueueUrl']),
+    );
   });
 
   it('names its resources after the stage so that stages deploy side by side', () => {

@@ -1,0 +1,5 @@
+import { recoverFailedDeliveries } from '../lib/deliveries/messages';
+import { api } from '../lib/http/api';
+import { routes } from '../lib/routes';
+
+export const handler = api(routes.recoverFailedDeliveries, ({ account, path, body }) => recoverFailedDeliveries(account, path.id, body));

@@ -1,0 +1,5 @@
+import { retryDelivery } from '../lib/deliveries/messages';
+import { api } from '../lib/http/api';
+import { routes } from '../lib/routes';
+
+export const handler = api(routes.retryDelivery, ({ account, path }) => retryDelivery(account, path.id, path.messageId));

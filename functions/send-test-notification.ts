@@ -1,0 +1,5 @@
+import { sendTestNotification } from '../lib/deliveries/messages';
+import { api } from '../lib/http/api';
+import { routes } from '../lib/routes';
+
+export const handler = api(routes.sendTestNotification, ({ account, path }) => sendTestNotification(account, path.id));

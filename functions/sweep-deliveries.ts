@@ -1,0 +1,28 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { queueDeliveries } from '../lib/deliveries/queue';
+import { dueMessages } from '../lib/deliveries/sweep';
+import { logger } from '../lib/logger';
+
+const MARGIN_MS = 10_000;
+const LIMIT_PER_SHARD = 1_000;
+
+/**
+ * Scheduled: queues the pending messages that no queue message brought to an attempt (retries
+ * beyond SQS's 15-minute delay, a lost queue message, an attempt whose process died), pass after
+ * pass until none is left or the invocation's time is nearly up.
+ */
+export const handler = middy(async (_event: unknown, context: Context) => {
+  const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
+  let queued = 0;
+  do {
+    const now = Date.now();
+    const due = await dueMessages(now, LIMIT_PER_SHARD);
+    await queueDeliveries(due.map((ref) => ({ ...ref, at: now })));
+    queued += due.length;
+    if (due.length === 0) break;
+  } while (Date.now() < deadline);
+  if (queued > 0) logger.info('due messages queued', { queued });
+  return { queued };
+}).use(injectLambdaContext(logger));

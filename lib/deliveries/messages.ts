@@ -1,0 +1,192 @@
+import { randomBytes } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import { webhookNotFound } from '../addresses/address-changes';
+import { runtimeConfig } from '../config/runtime';
+import { BadRequest, NotFound } from '../errors';
+import { pageTokenKey } from '../config/page-token-key';
+import { decodeDeliveryPageToken, encodeDeliveryPageToken } from '../page-token';
+import type {
+  Delivery,
+  DeliveryDetail,
+  DeliveryList,
+  ListDeliveriesQuery,
+  QueuedMessage,
+  RecoverInput,
+  RecoverResult,
+} from '../schemas/deliveries';
+import type { Webhook } from '../schemas/webhook';
+import { getMessage, putNewMessage, queryMessages, rescheduleMessage, type Message, type MessageRef } from '../store/messages';
+import { getWebhookItem } from '../store/webhooks';
+import { uuidv7Time } from '../uuid';
+import { queueDeliveries } from './queue';
+import { canonicalBody } from './signing';
+
+/** What a notification says: the hosted API's envelope holds it with the webhook's id, the event type and the message id. */
+export interface Notification {
+  eventType: string;
+  event: unknown;
+  /** Given by callers that derive it (the chain follower); a new UUIDv7 otherwise. */
+  messageId?: string;
+}
+
+/**
+ * Records notifications for a webhook, each durably and before anything is sent, then queues them.
+ * A notification recorded before (the same message id) is neither recorded nor queued again.
+ * Returns the message ids.
+ */
+export async function recordNotifications(account: string, webhookId: string, notifications: Notification[]): Promise<string[]> {
+  const settings = runtimeConfig().delivery;
+  const recorded: MessageRef[] = [];
+  const ids: string[] = [];
+  const now = Date.now();
+  for (const { eventType, event, messageId = uuidv7() } of notifications) {
+    const createdAt = uuidv7Time(messageId);
+    const message: Message = {
+      account,
+      webhookId,
+      messageId,
+      eventType,
+      createdAt,
+      body: canonicalBody({ webhookId, eventType, messageId, event }),
+      status: 'pending',
+      attempts: 0,
+      scheduledAttempts: 0,
+      nextAttemptAt: now,
+      sweepAt: now + settings.sweepGraceSeconds * 1000,
+      attemptLog: [],
+    };
+    if (await putNewMessage(message)) recorded.push(message);
+    ids.push(messageId);
+  }
+  await queueDeliveries(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
+  return ids;
+}
+
+async function activeWebhook(account: string, id: string, action: string): Promise<Webhook> {
+  const webhook = await getWebhookItem(account, id);
+  if (!webhook) throw webhookNotFound(id);
+  if (webhook.status !== 'active') throw new BadRequest(`Webhook ${id} is inactive: activate it (PATCH {"status":"active"}) to ${action}`);
+  return webhook;
+}
+
+/**
+ * A well-formed `address_activity` notification about the webhook's first address, sent like any
+ * other (signed, retried, logged). It is told apart by its block: number "0", hash all zeros.
+ */
+export async function sendTestNotification(account: string, id: string): Promise<QueuedMessage> {
+  const webhook = await activeWebhook(account, id, 'send it a test notification');
+  const [messageId] = await recordNotifications(account, id, [{ eventType: webhook.eventType, event: testEvent(webhook) }]);
+  return { messageId: messageId! };
+}
+
+const ZERO_HASH = `0x${'0'.repeat(64)}`;
+
+function testEvent(webhook: Webhook) {
+  const address = webhook.metadata.addresses[0] ?? `0x${'0'.repeat(40)}`;
+  const txHash = `0x${randomBytes(32).toString('hex')}`;
+  const transaction = {
+    blockHash: ZERO_HASH,
+    blockNumber: '0',
+    blockTimestamp: Math.floor(Date.now() / 1000),
+    transactionIndex: 0,
+    txHash,
+    txStatus: '1',
+    from: address,
+    to: address,
+    value: '0',
+    input: '0x',
+    nonce: '0',
+    type: 2,
+    gas: '21000',
+    gasPrice: '25000000000',
+    maxFeePerGas: '25000000000',
+    maxPriorityFeePerGas: '1000000000',
+    chainId: webhook.chainId,
+    receiptCumulativeGasUsed: '21000',
+    receiptGasUsed: '21000',
+    receiptEffectiveGasPrice: '25000000000',
+    receiptRoot: ZERO_HASH,
+    erc20Transfers: [],
+    erc721Transfers: [],
+    erc1155Transfers: [],
+    ...(webhook.includeInternalTxs ? { internalTransactions: [] } : {}),
+  };
+  return webhook.includeLogs ? { transaction, logs: [] } : { transaction };
+}
+
+function toDelivery(message: Message): Delivery {
+  const last = message.attemptLog.at(-1);
+  return {
+    messageId: message.messageId,
+    eventType: message.eventType,
+    createdAt: message.createdAt,
+    status: message.status,
+    attempts: message.attempts,
+    nextAttemptAt: message.status === 'pending' ? message.nextAttemptAt : undefined,
+    waitingForActivation: message.status === 'pending' && message.waitingForActivation ? true : undefined,
+    lastAttemptAt: last?.attemptedAt,
+    lastResponseStatusCode: last?.statusCode,
+    lastDurationMs: last?.durationMs,
+    lastError: last?.error,
+  };
+}
+
+/** One page of the webhook's delivery log, newest first; reads one message beyond the page to know whether another follows. */
+export async function listDeliveries(account: string, id: string, { pageSize, pageToken, status }: ListDeliveriesQuery): Promise<DeliveryList> {
+  const key = await pageTokenKey();
+  const afterId = pageToken === undefined ? undefined : decodeDeliveryPageToken(key, account, id, status, pageToken);
+  if (!(await getWebhookItem(account, id))) throw webhookNotFound(id);
+  const messages = await queryMessages({ account, webhookId: id, status, limit: pageSize + 1, afterId });
+  const page = messages.slice(0, pageSize).map(toDelivery);
+  if (messages.length <= pageSize) return { deliveries: page };
+  return { deliveries: page, nextPageToken: encodeDeliveryPageToken(key, account, id, status, page.at(-1)!.messageId) };
+}
+
+const messageNotFound = (id: string, messageId: string) => new NotFound(`No message ${messageId} for webhook ${id}`);
+
+async function existingMessage(account: string, id: string, messageId: string): Promise<Message> {
+  const message = await getMessage({ account, webhookId: id, messageId });
+  if (message) return message;
+  throw (await getWebhookItem(account, id)) ? messageNotFound(id, messageId) : webhookNotFound(id);
+}
+
+export async function getDelivery(account: string, id: string, messageId: string): Promise<DeliveryDetail> {
+  const message = await existingMessage(account, id, messageId);
+  return { ...toDelivery(message), body: message.body, attemptHistory: message.attemptLog };
+}
+
+/**
+ * Sends the message again now, with the same id, whatever its status. A pending message's next
+ * attempt is brought forward (it stays on its schedule); a finished one gets one manual attempt,
+ * whose outcome is its new status.
+ */
+export async function retryDelivery(account: string, id: string, messageId: string): Promise<QueuedMessage> {
+  await activeWebhook(account, id, 'send it messages');
+  await requeue([await existingMessage(account, id, messageId)]);
+  return { messageId };
+}
+
+async function requeue(messages: Message[]): Promise<void> {
+  const now = Date.now();
+  const sweepAt = now + runtimeConfig().delivery.sweepGraceSeconds * 1000;
+  for (const message of messages) await rescheduleMessage(message, { at: now, sweepAt, manual: message.status !== 'pending' });
+  await queueDeliveries(messages.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
+}
+
+/** How many failed messages one recover call queues again; a second call takes up the rest. */
+export const RECOVER_LIMIT = 1000;
+
+/** Queues every failed message of the webhook created since `since` again (at most RECOVER_LIMIT a call), each for one manual attempt. */
+export async function recoverFailedDeliveries(account: string, id: string, { since }: RecoverInput): Promise<RecoverResult> {
+  await activeWebhook(account, id, 'recover its messages');
+  const failed = await queryMessages({ account, webhookId: id, status: 'failed', limit: RECOVER_LIMIT, fromId: idPrefixAt(since) });
+  const recent = failed.filter((message) => message.createdAt >= since);
+  await requeue(recent);
+  return { messages: recent.length };
+}
+
+/** The smallest message id created at `ms`: ids begin with their creation time (48 bits, hex). */
+function idPrefixAt(ms: number): string {
+  const hex = Math.min(ms, 2 ** 48 - 1).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8)}`;
+}

@@ -1,0 +1,113 @@
+import { promises as dns } from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/** Resolves a host name to every address it has (the guard vets all of them). */
+export type Resolver = (hostname: string) => Promise<{ address: string; family: 4 | 6 }[]>;
+
+/** Names for ipaddr.js ranges in refusal reasons; other ranges go by their ipaddr.js name. */
+const RANGE_LABELS: Record<string, string> = {
+  unspecified: 'unspecified',
+  broadcast: 'broadcast',
+  multicast: 'multicast',
+  linkLocal: 'link-local',
+  loopback: 'loopback',
+  carrierGradeNat: 'carrier-grade NAT',
+  private: 'private',
+  reserved: 'reserved',
+  uniqueLocal: 'unique local',
+  deprecatedSiteLocal: 'site-local',
+  rfc6145: 'IPv4-translated',
+  rfc6052: 'local-use NAT64',
+  teredo: 'Teredo',
+  benchmarking: 'benchmarking',
+  unicast: 'non-global',
+};
+
+const GLOBAL_UNICAST_V6 = ipaddr.parse('2000::');
+const NAT64_V6 = ipaddr.parse('64:ff9b::');
+const SIX_TO_FOUR_V6 = ipaddr.parse('2002::');
+
+/**
+ * Why a receiver may not be reached at `ip`, or undefined when it is a public unicast address.
+ * Webhook URLs are chosen by customers, so without this they could make us call our own network
+ * (the instance metadata service, internal APIs).
+ */
+export function refusedAddressReason(ip: string, options: { allowLoopback: boolean }): string | undefined {
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    address = ipaddr.parse(ip);
+  } catch {
+    return `unparseable address ${ip}`;
+  }
+  const embedded = embeddedIPv4(address);
+  if (embedded) {
+    // Only a mapped address reaches this host's own loopback; through a translator it is not ours.
+    const reason = refusedAddressReason(embedded.address.toString(), { allowLoopback: options.allowLoopback && embedded.mapped });
+    return reason && `${reason} (in ${ip})`;
+  }
+  const range: string = address.range();
+  if (range === 'unicast' && (address.kind() === 'ipv4' || address.match(GLOBAL_UNICAST_V6, 3))) return undefined;
+  if (range === 'loopback' && options.allowLoopback) return undefined;
+  return `${RANGE_LABELS[range] ?? range} address ${ip}`;
+}
+
+/** The IPv4 address an IPv6 address stands for: IPv4-mapped, NAT64 (64:ff9b::/96) or 6to4. */
+function embeddedIPv4(address: ipaddr.IPv4 | ipaddr.IPv6): { address: ipaddr.IPv4 | ipaddr.IPv6; mapped: boolean } | undefined {
+  if (address.kind() === 'ipv4') return undefined;
+  const v6 = address as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return { address: v6.toIPv4Address(), mapped: true };
+  const bytes = v6.toByteArray();
+  if (v6.match(NAT64_V6, 96)) return { address: ipaddr.fromByteArray(bytes.slice(12)), mapped: false };
+  if (v6.match(SIX_TO_FOUR_V6, 16)) return { address: ipaddr.fromByteArray(bytes.slice(2, 6)), mapped: false };
+  return undefined;
+}
+
+/** A refused target: no socket was connected. */
+export class TargetRefusedError extends Error {
+  readonly code = 'ERR_TARGET_REFUSED';
+  constructor(
+    host: string,
+    readonly reason: string,
+  ) {
+    super(`refused to connect to ${host}: ${reason}`);
+    this.name = 'TargetRefusedError';
+  }
+}
+
+const systemResolver: Resolver = async (hostname) =>
+  (await dns.lookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+
+/**
+ * A `lookup` for http.request / net.connect that resolves the host, refuses it when any of its
+ * addresses is refused, and otherwise hands exactly the vetted addresses to the socket, so that a
+ * second DNS answer (rebinding) cannot slip in between the check and the connect.
+ * Hosts that are IP literals never reach a lookup: callers vet those with refusedAddressReason.
+ */
+export function guardedLookup(options: { allowLoopback: boolean; resolve?: Resolver }): LookupFunction {
+  const resolve = options.resolve ?? systemResolver;
+  return (hostname, lookupOptions, callback) => {
+    vettedAddresses(hostname, options.allowLoopback, resolve).then(
+      (addresses) => {
+        const family = lookupOptions.family === 'IPv4' ? 4 : lookupOptions.family === 'IPv6' ? 6 : lookupOptions.family;
+        const usable = family === 4 || family === 6 ? addresses.filter((address) => address.family === family) : addresses;
+        const first = usable[0];
+        if (!first) return callback(Object.assign(new Error(`no IPv${family} address for ${hostname}`), { code: 'ENOTFOUND' }), '');
+        // Node asks for every address ({ all: true }) when it races IPv4 and IPv6 (autoSelectFamily).
+        if (lookupOptions.all) callback(null, usable);
+        else callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, ''),
+    );
+  };
+}
+
+async function vettedAddresses(hostname: string, allowLoopback: boolean, resolve: Resolver) {
+  const addresses = await resolve(hostname);
+  if (addresses.length === 0) throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
+  for (const { address } of addresses) {
+    const reason = refusedAddressReason(address, { allowLoopback });
+    if (reason) throw new TargetRefusedError(hostname, reason);
+  }
+  return addresses;
+}

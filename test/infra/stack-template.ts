@@ -1,0 +1,39 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { stageSettings } from '../../lib/config/stages';
+import { WebhooksStack } from '../../infra/webhooks-stack';
+
+export type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+export interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+/** Synthesizes a stage without bundling the Lambdas (the cdk synth test bundles them for real). */
+export function synth(stageName: string) {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new WebhooksStack(app, `webhooks-${stageName}`, { stage: stageSettings(stageName) });
+  const template = Template.fromStack(stack);
+  return { template, resources: template.toJSON().Resources as Resources };
+}
+
+export const ofType = (resources: Resources, type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
+
+export const actionsOf = (statement: Statement) => [statement.Action].flat();
+
+/** The logical id of the one resource of `type` whose `property` is `value`. */
+export function idOf(resources: Resources, type: string, property: string, value: string): string {
+  const matching = ofType(resources, type).filter(([, resource]) => resource.Properties[property] === value);
+  if (matching.length !== 1) throw new Error(`expected one ${type} with ${property} ${value}, found ${matching.length}`);
+  return matching[0]![0];
+}
+
+/** The statements of the policies attached to the role of the function named `functionName`. */
+export function statementsOf(resources: Resources, functionName: string): Statement[] {
+  const fn = resources[idOf(resources, 'AWS::Lambda::Function', 'FunctionName', functionName)]!;
+  const [roleId] = fn.Properties.Role['Fn::GetAtt'];
+  return ofType(resources, 'AWS::IAM::Policy')
+    .filter(([, policy]) => policy.Properties.Roles.some((role: { Ref?: string }) => role.Ref === roleId))
+    .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
+}
