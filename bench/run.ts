@@ -5,6 +5,7 @@ import { localLogger } from '../infra/local/local-logger';
 import { logger } from '../lib/logger';
 import { addresses } from './sections/addresses';
 import { coldStart } from './sections/cold-start';
+import { delivery } from './sections/delivery';
 import { latency } from './sections/latency';
 import { listCost } from './sections/list-cost';
 import { heapPerKey, peakRss } from './sections/memory';
@@ -14,7 +15,7 @@ import { startBenchService } from './support/service';
 import { installDynamoDbCounter, startBenchStore } from './support/store';
 
 /**
- * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,addresses] [--out=file]`:
+ * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,addresses] [--out=file]`:
  * what the service costs, each timing a ratio against a baseline measured side by side in the same
  * run. Progress goes to stderr; the table (or JSON) to stdout; the figures also to bench/results.json.
  */
@@ -54,6 +55,7 @@ async function main(argv: string[]) {
     }
     if (wanted('cold')) figures.push(...(await coldStart(options, store.env)));
     if (wanted('throttle')) figures.push(...(await throttling(options, store.env)));
+    if (wanted('delivery')) figures.push(...(await delivery(options, store)));
     // Last: it leaves the store holding millions of items, which the sections above should not meet.
     if (wanted('addresses')) figures.push(...(await addresses(options, store)));
   } finally {

@@ -2,6 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { queueDeliveries } from '../lib/deliveries/queue';
+import { runResumeJobs } from '../lib/deliveries/resume';
 import { dueMessages } from '../lib/deliveries/sweep';
 import { logger } from '../lib/logger';
 
@@ -9,13 +10,14 @@ const MARGIN_MS = 10_000;
 const LIMIT_PER_SHARD = 1_000;
 
 /**
- * Scheduled: queues the pending messages that no queue message brought to an attempt (retries
- * beyond SQS's 15-minute delay, a lost queue message, an attempt whose process died), pass after
- * pass until none is left or the invocation's time is nearly up.
+ * Scheduled: queues the messages of reactivated webhooks that waited while they were inactive, and
+ * the pending messages that no queue message brought to an attempt (retries beyond SQS's 15-minute
+ * delay, a lost queue message, an attempt whose process died), pass after pass until none is left
+ * or the invocation's time is nearly up.
  */
 export const handler = middy(async (_event: unknown, context: Context) => {
   const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
-  let queued = 0;
+  let queued = await runResumeJobs(deadline);
   do {
     const now = Date.now();
     const due = await dueMessages(now, LIMIT_PER_SHARD);

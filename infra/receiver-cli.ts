@@ -1,4 +1,5 @@
 import './local/node-version-warning';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -11,7 +12,7 @@ import { sharedSecret } from '../lib/schemas/shared-secret';
 const DEFAULT_API = `http://127.0.0.1:${process.env.PORT ?? 3000}`;
 
 const USAGE = `Usage:
-  npm run receiver -- [--port 4000] [--host 127.0.0.1] [--secret <64 hex> | --key <api key> [--api <url>]] [--fail N]
+  npm run receiver -- [--port 4000] [--host 127.0.0.1] [--secret <64 hex> | --key-file <file> | --key <api key> [--api <url>]] [--fail N]
 
 A local receiver to try the service with: give a webhook the URL printed on the first line. Each POST
 is answered 200 {"received":true} and printed: time, messageId, eventType, attempt number (per
@@ -22,6 +23,8 @@ messageId), whether x-signature and webhook-signature hold, then the body.
   --secret HEX    the account's shared secret (64 hex characters), to verify the signatures with
   --key KEY       an API key of the account: the shared secret is fetched from the service with it
                   (when the account has none yet, it is fetched when the first notification arrives)
+  --key-file F    the API key, read from a file (e.g. .data/dev-api-key): kept out of the command
+                  line, which npm echoes and other users' ps shows
   --api URL       the service, for --key (default ${DEFAULT_API}; PORT as for npm start)
   --fail N        answer 500 to the first N requests, to watch the retries
   -h, --help      this text
@@ -50,6 +53,7 @@ function parseOptions(argv: string[]): Options | 'help' {
       host: { type: 'string', default: '127.0.0.1' },
       secret: { type: 'string' },
       key: { type: 'string' },
+      'key-file': { type: 'string' },
       api: { type: 'string' },
       fail: { type: 'string', default: '0' },
       help: { type: 'boolean', short: 'h' },
@@ -67,11 +71,23 @@ function parseOptions(argv: string[]): Options | 'help' {
       throw new UsageError('--secret must be the shared secret: 64 hex characters');
     }
   }
+  if (values['key-file'] !== undefined) {
+    if (values.key !== undefined || values.secret !== undefined) throw new UsageError('give one of --secret, --key and --key-file');
+    values.key = readKeyFile(values['key-file']);
+  }
   if (values.key === '') throw new UsageError('--key must not be empty');
-  if (values.api !== undefined && values.key === undefined) throw new UsageError('--api is where the secret is fetched with --key: give --key too');
+  if (values.api !== undefined && values.key === undefined) throw new UsageError('--api is where the secret is fetched with --key: give --key or --key-file too');
   const api = values.api ?? DEFAULT_API;
   if (!/^https?:\/\/[^/]/.test(api) || !URL.canParse(api)) throw new UsageError(`--api must be an http:// or https:// URL, not '${api}'`);
   return { port, host: values.host, secret: values.secret, key: values.key, api, fail: wholeNumber(values.fail, '--fail') };
+}
+
+function readKeyFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new UsageError(`cannot read --key-file ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
 }
 
 function wholeNumber(value: string, option: string): number {

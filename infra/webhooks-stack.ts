@@ -59,10 +59,13 @@ export const DELIVERY_DISPATCH = {
   queuesDeliveries: true,
   batchSize: 10,
 };
-/** Queues the pending messages whose due time passed with no attempt: it reads the due-time index and never the table. */
+/**
+ * Queues the pending messages whose due time passed with no attempt (the due-time index), and runs
+ * the resume jobs of reactivated webhooks (the table's RESUMES partition, gsi1, the webhook's item).
+ */
 export const DELIVERY_SWEEP = {
   entry: 'functions/sweep-deliveries.ts',
-  tableActions: ['dynamodb:UpdateItem'] as TableAction[],
+  tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as TableAction[],
   queriedIndexes: [GSI3.indexName],
   queuesDeliveries: true,
   timeoutSeconds: 60,

@@ -34,6 +34,12 @@ export class NotFound extends ApiError {
   }
 }
 
+export class Conflict extends ApiError {
+  constructor(message: string) {
+    super(409, message);
+  }
+}
+
 export class PayloadTooLarge extends ApiError {
   constructor(message: string) {
     super(413, message);

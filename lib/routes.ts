@@ -134,7 +134,8 @@ export const routes = {
     pathParameters: webhookPath,
     body: updateWebhookBody,
     response: webhook,
-    tableActions: ['dynamodb:UpdateItem'],
+    // PutItem: the resume job of an activation.
+    tableActions: ['dynamodb:UpdateItem', 'dynamodb:PutItem'],
   }),
   deleteWebhook: route({
     operationId: 'deleteWebhook',

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { BatchGetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
+import { runtimeConfig } from '../../lib/config/runtime';
 import { canonicalBody, signatureHeaders } from '../../lib/deliveries/signing';
 import { USER_AGENT } from '../../lib/deliveries/user-agent';
 import { dynamoDb, tableName } from '../../lib/store/client';
@@ -15,8 +16,8 @@ export interface FloorTarget {
 
 /** Stands in for the message id in a body built once: same length as a UUID. */
 const ID_PLACEHOLDER = '00000000-0000-7000-8000-00000000beef';
-const RETENTION_SECONDS = 30 * 86_400;
-const CLAIM_MS = 15_000;
+/** The service's claim margin beyond the attempt's timeout (lib/deliveries/deliver.ts). */
+const CLAIM_MARGIN_MS = 5_000;
 
 const S = (value: string): AttributeValue => ({ S: value });
 const N = (value: number): AttributeValue => ({ N: String(value) });
@@ -80,7 +81,8 @@ export class DeliveryFloor {
     const body = this.bodyOf(target.webhookId, messageId);
     const key = messageKey(this.account, target.webhookId, messageId);
     const status = messageStatusIndexKey(this.account, target.webhookId, 'pending', messageId);
-    const due = messageDueIndexKey(messageId, now + 120_000);
+    const sweepAt = now + runtimeConfig().delivery.sweepGraceSeconds * 1000;
+    const due = messageDueIndexKey(messageId, sweepAt);
     await dynamoDb().send(
       new PutItemCommand({
         TableName: tableName(),
@@ -101,7 +103,7 @@ export class DeliveryFloor {
           attempts: N(0),
           scheduledAttempts: N(0),
           nextAttemptAt: N(now),
-          sweepAt: N(now + 120_000),
+          sweepAt: N(sweepAt),
           attemptLog: { L: [] },
         },
         ConditionExpression: 'attribute_not_exists(pk)',
@@ -148,7 +150,8 @@ export class DeliveryFloor {
     await this.slots.take();
     try {
       const startedAt = Date.now();
-      const claimedUntil = startedAt + CLAIM_MS;
+      const settings = runtimeConfig().delivery;
+      const claimedUntil = startedAt + settings.attemptTimeoutSeconds * 1000 + CLAIM_MARGIN_MS;
       await dynamoDb().send(
         new UpdateItemCommand({
           TableName: tableName(),
@@ -166,7 +169,7 @@ export class DeliveryFloor {
         }),
       );
       const { statusCode, responseBody } = await this.post(target.url, body, messageId);
-      const expiresAt = Math.floor(uuidv7Time(messageId) / 1000) + RETENTION_SECONDS;
+      const expiresAt = Math.floor(uuidv7Time(messageId) / 1000) + settings.retentionDays * 86_400;
       const expiry = messageExpiryIndexKey(messageId, expiresAt * 1000);
       const attempt = { attemptedAt: N(startedAt), trigger: S('scheduled'), statusCode: N(statusCode), durationMs: N(Date.now() - startedAt), responseBody: S(responseBody) };
       await dynamoDb().send(

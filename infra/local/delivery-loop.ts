@@ -1,6 +1,7 @@
 import { runtimeConfig } from '../../lib/config/runtime';
 import { Dispatcher } from '../../lib/deliveries/dispatcher';
 import { consumeQueueLocally } from '../../lib/deliveries/queue';
+import { runResumeJobs } from '../../lib/deliveries/resume';
 import { deleteExpiredMessages, dueMessages } from '../../lib/deliveries/sweep';
 import { localLogger as logger } from './local-logger';
 
@@ -17,11 +18,11 @@ export interface DeliveryLoop {
 /**
  * What the queue, the dispatcher function and the scheduled sweeps do on AWS, beside the API in
  * `npm start`: queued messages go to the dispatcher at their time; the due-time index is swept every
- * second for what no queue message brought (after a restart: everything that was pending); expired
- * messages are deleted every minute.
+ * second for what no queue message brought (after a restart: everything that was pending), and the
+ * resume jobs of reactivated webhooks are run; expired messages are deleted every minute.
  */
 export function startDeliveryLoop(): DeliveryLoop {
-  const dispatcher = new Dispatcher(runtimeConfig().delivery.concurrency);
+  const dispatcher = new Dispatcher(runtimeConfig().delivery.concurrency, logger);
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
   const later = (run: () => void, ms: number) => {
@@ -41,8 +42,8 @@ export function startDeliveryLoop(): DeliveryLoop {
   let sweeping: Promise<void> = Promise.resolve();
   let expiring: Promise<void> = Promise.resolve();
   const sweep = () => {
-    sweeping = dueMessages(Date.now(), SWEEP_LIMIT_PER_SHARD)
-      .then((due) => {
+    sweeping = Promise.all([dueMessages(Date.now(), SWEEP_LIMIT_PER_SHARD), runResumeJobs(Date.now() + SWEEP_MS)])
+      .then(([due]) => {
         for (const ref of due) dispatcher.submit(ref);
       })
       .catch((error) => logger.warn('delivery sweep failed', { error: (error as Error).message }))

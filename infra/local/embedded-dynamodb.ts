@@ -63,14 +63,26 @@ export function portInUse(port: number, variable: string): StartupError {
 /** Beside the directory, not in it: LevelDB owns what is inside. */
 const ownerFileOf = (directory: string) => `${directory}.owner.json`;
 
+/**
+ * How long a start waits for a data directory whose owner has died: its store process, which
+ * outlives a kill of `npm start` to finish its writes, still holds it for a moment.
+ */
+const ORPHANED_STORE_WAIT_MS = 5_000;
+
 async function checkDataDirectory(directory: string, whenInUse: string): Promise<void> {
-  const db = new Level(directory);
-  try {
-    await db.open();
-  } catch (error) {
-    throw await dataDirectoryError(directory, error as LevelError, whenInUse);
-  } finally {
-    await db.close();
+  const deadline = Date.now() + ORPHANED_STORE_WAIT_MS;
+  for (;;) {
+    const db = new Level(directory);
+    try {
+      await db.open();
+      return;
+    } catch (error) {
+      const locked = ((error as LevelError).cause ?? (error as LevelError)).code === 'LEVEL_LOCKED';
+      if (!locked || Date.now() > deadline || (await liveOwner(directory))) throw await dataDirectoryError(directory, error as LevelError, whenInUse);
+    } finally {
+      await db.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

@@ -70,7 +70,6 @@ function deliverySettings(env: NodeJS.ProcessEnv, stage: DeliverySettings): Deli
     attemptTimeoutSeconds: positiveNumber(env, 'DELIVERY_TIMEOUT_SECONDS') ?? stage.attemptTimeoutSeconds,
     secretGraceSeconds: nonNegativeNumber(env, 'DELIVERY_SECRET_GRACE_SECONDS') ?? stage.secretGraceSeconds,
     sweepGraceSeconds: nonNegativeNumber(env, 'DELIVERY_SWEEP_GRACE_SECONDS') ?? stage.sweepGraceSeconds,
-    inactiveRecheckSeconds: positiveNumber(env, 'DELIVERY_INACTIVE_RECHECK_SECONDS') ?? stage.inactiveRecheckSeconds,
     retentionDays: positiveNumber(env, 'DELIVERY_RETENTION_DAYS') ?? stage.retentionDays,
   };
 }

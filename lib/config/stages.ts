@@ -49,8 +49,6 @@ export interface DeliverySettings {
    * it on time, and the sweep is what makes at-least-once hold when a queue message is lost.
    */
   sweepGraceSeconds: number;
-  /** How often a message of an inactive webhook is looked at again (it is sent once the webhook is active). */
-  inactiveRecheckSeconds: number;
   /** Attempts under way at once, in all and per target host: a slow receiver uses only its own slots. */
   concurrency: { total: number; perHost: number };
 }
@@ -64,7 +62,6 @@ const delivery: DeliverySettings = {
   secretGraceSeconds: 24 * 3600,
   retentionDays: 30,
   sweepGraceSeconds: 120,
-  inactiveRecheckSeconds: 60,
   concurrency: { total: 256, perHost: 16 },
 }
 

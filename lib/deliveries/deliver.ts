@@ -1,13 +1,11 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { sharedSecretGeneratedIfMissing, signingSecretsOf } from '../secrets/shared-secret';
 import { readItems } from '../store/batch';
-import { deleteItem } from '../store/items';
-import { tableName } from '../store/client';
-import { conditionHeld } from '../store/conditional-write';
-import { claimMessage, recordAttempt, rescheduleMessage, toMessage, type Attempt, type AttemptResult, type Message, type MessageRef } from '../store/messages';
+import { claimMessage, deleteUnsendableMessage, parkMessage, postponeSweep, recordAttempt, rescheduleMessage, toMessage, type Attempt, type AttemptResult, type Message, type MessageRef } from '../store/messages';
 import { messageKey, sharedSecretKey, webhookKey } from '../store/table';
-import { toWebhook, updateWebhookItem } from '../store/webhooks';
+import { getWebhookItem, toWebhook, updateWebhookItem } from '../store/webhooks';
 import type { Webhook } from '../schemas/webhook';
 import { queueDeliveries } from './queue';
 import { retryDelayMs } from './schedule';
@@ -49,19 +47,36 @@ export async function prepareDelivery(ref: MessageRef, now = Date.now()): Promis
   const settings = runtimeConfig().delivery;
   if (!webhookItem) {
     // Deleted permanently: nobody can read its log any more, and nothing may be sent for it.
-    await conditionHeld(
-      deleteItem({ TableName: tableName(), Key: keys[0]!, ConditionExpression: 'nextAttemptAt = :seen', ExpressionAttributeValues: { ':seen': message.nextAttemptAt } }),
-    );
+    await deleteUnsendableMessage(ref, message.nextAttemptAt, now);
     return { kind: 'none' };
   }
   const webhook = toWebhook(webhookItem);
   if (webhook.status !== 'active') {
-    const at = now + settings.inactiveRecheckSeconds * 1000;
-    await rescheduleMessage(ref, { at, sweepAt: at, manual: message.manual ?? false, waitingForActivation: true, seenNextAttemptAt: message.nextAttemptAt });
+    await park(message, now);
     return { kind: 'none' };
   }
   const secrets = signingSecretsOf(secretItem, settings.secretGraceSeconds, now);
   return { kind: 'ready', delivery: { message, webhook, secrets, host: new URL(webhook.url).host } };
+}
+
+/** Leaves a due message to the sweep until `until`, its host busy: no attempt is made or counted. */
+export async function deferDelivery({ message }: Delivery, until: number): Promise<void> {
+  await postponeSweep(message, message.sweepAt!, Math.round(until));
+}
+
+/**
+ * Parks a message of an inactive webhook until its activation queues it again. The webhook is read
+ * once more afterwards: activated meanwhile (its resume job perhaps already run), the message is
+ * queued again here.
+ */
+async function park(message: Message, now: number): Promise<void> {
+  if (!(await parkMessage(message, message.nextAttemptAt!, now))) return;
+  if ((await getWebhookItem(message.account, message.webhookId))?.status !== 'active') return;
+  const at = Date.now();
+  const sweepAt = at + Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
+  if (await rescheduleMessage(message, { at, sweepAt, now: at, manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt })) {
+    await queueDeliveries([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at }]);
+  }
 }
 
 /** An attempt's outcome for its caller: when the message's next attempt is due, if it has one. */
@@ -73,13 +88,14 @@ export interface Attempted {
 /**
  * One attempt: claims the message, signs it with the account's current secrets, sends it, and
  * records what happened and what follows (success, the next attempt of the schedule, or failure,
- * which deactivates the webhook).
+ * which deactivates the webhook). Logs each attempt to `log` (locally, the local service's logger:
+ * the handlers' one carries the last request's Lambda context).
  */
-export async function attemptDelivery({ message, webhook, secrets }: Delivery): Promise<Attempted> {
+export async function attemptDelivery({ message, webhook, secrets }: Delivery, log: Logger = logger): Promise<Attempted> {
   const config = runtimeConfig();
   const settings = config.delivery;
   const startedAt = Date.now();
-  const claimedUntil = startedAt + settings.attemptTimeoutSeconds * 1000 + CLAIM_MARGIN_MS;
+  const claimedUntil = startedAt + Math.round(settings.attemptTimeoutSeconds * 1000) + CLAIM_MARGIN_MS;
   if (!(await claimMessage(message, message.nextAttemptAt!, startedAt, claimedUntil))) return {};
   const signing = secrets ?? (await sharedSecretGeneratedIfMissing(message.account));
   const headers = {
@@ -91,7 +107,7 @@ export async function attemptDelivery({ message, webhook, secrets }: Delivery): 
     url: webhook.url,
     body: message.body,
     headers,
-    timeoutMs: settings.attemptTimeoutSeconds * 1000,
+    timeoutMs: Math.round(settings.attemptTimeoutSeconds * 1000),
     allowLoopback: config.allowLoopbackTargets,
   });
   const attempt: Attempt = {
@@ -103,11 +119,24 @@ export async function attemptDelivery({ message, webhook, secrets }: Delivery): 
     responseBody: outcome.responseBody,
   };
   const { result, deactivate } = resultOf(message, attempt, outcome);
-  const recorded = await recordAttempt(message, claimedUntil, attempt, result);
-  if (recorded && deactivate) {
+  // Before the failure is recorded: a crash in between leaves the message to be attempted again
+  // (and held, its webhook inactive), never a failure recorded without its deactivation.
+  if (deactivate) {
     await updateWebhookItem(message.account, message.webhookId, { status: 'inactive' });
-    logger.warn('webhook deactivated', { account: message.account, webhookId: message.webhookId, messageId: message.messageId, reason: deactivate });
+    log.warn('webhook deactivated', { account: message.account, webhookId: message.webhookId, messageId: message.messageId, reason: deactivate });
   }
+  const recorded = await recordAttempt(message, claimedUntil, attempt, result);
+  log.info('delivery attempt', {
+    account: message.account,
+    webhookId: message.webhookId,
+    messageId: message.messageId,
+    attempt: message.attempts + 1,
+    trigger: attempt.trigger,
+    statusCode: attempt.statusCode,
+    error: attempt.error,
+    durationMs: attempt.durationMs,
+    next: result.status,
+  });
   return { attempt, nextAttemptAt: recorded && result.status === 'pending' ? result.nextAttemptAt : undefined };
 }
 
@@ -125,7 +154,7 @@ function resultOf(
   const delay = retryDelayMs(settings.retryScheduleSeconds, message.scheduledAttempts + 1, outcome.retryAfterSeconds);
   if (delay === undefined) return { result: finished('failed'), deactivate: 'a message failed its last attempt' };
   const nextAttemptAt = now + delay;
-  return { result: { status: 'pending', nextAttemptAt, sweepAt: nextAttemptAt + settings.sweepGraceSeconds * 1000 } };
+  return { result: { status: 'pending', nextAttemptAt, sweepAt: nextAttemptAt + Math.round(settings.sweepGraceSeconds * 1000) } };
 }
 
 /**

@@ -1,6 +1,8 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import type { MessageRef } from '../store/messages';
-import { attemptDelivery, prepareDelivery, type Delivery } from './deliver';
+import { attemptDelivery, deferDelivery, prepareDelivery, type Delivery } from './deliver';
 import { queueDeliveries } from './queue';
 
 export interface DispatcherLimits {
@@ -11,16 +13,29 @@ export interface DispatcherLimits {
 }
 
 interface HostLine {
+  /** Attempts under way to the host (and slots reserved for the message being read again). */
   active: number;
-  waiting: Delivery[];
+  /** Messages waiting for a slot: their ids only, read again when their turn comes. */
+  waiting: MessageRef[];
+  /** How long the host's attempts take, a moving average: what a message in its line can expect to wait. */
+  averageMs: number;
 }
+
+/** The longest a message that finds its host's line full stays away, however long the line. */
+const MAX_DEFERRAL_MS = 15 * 60_000;
+const MIN_DEFERRAL_MS = 30_000;
 
 /**
  * Takes messages to their attempts with bounded concurrency in all and per target host. A message
- * is read first (which tells its host), then waits in its host's line for a slot: a receiver that is
- * slow or dead fills only its own slots, and its waiting messages hold no slot of anyone else's.
- * A message submitted while it is already here is ignored. Waiting lines are bounded: what does not
- * fit is left to the sweep of the due-time index, which takes it up later.
+ * is read first, which tells its host. It is attempted at once when its host has a free slot;
+ * otherwise it waits in its host's line, its id only, and is read again when its turn comes (so the
+ * attempt sees the webhook as it is then: its URL, its status, the secrets). A receiver that is
+ * slow or dead so fills only its own slots and its own line, and holds nothing of anyone else's.
+ *
+ * Memory is bounded: the messages not yet read, each host's line and all lines together. A message
+ * expected to wait longer than the sweep's grace has its sweep time moved to when its turn should
+ * come, so that the sweep does not take it up meanwhile; one that finds its host's line full is
+ * left to the sweep until the line should have drained.
  */
 export class Dispatcher {
   private readonly known = new Set<string>();
@@ -28,26 +43,29 @@ export class Dispatcher {
   private reading = 0;
   private active = 0;
   private waiting = 0;
+  private draining = false;
   private readonly hosts = new Map<string, HostLine>();
   private idleWaiters: Array<() => void> = [];
+  private readonly maxUnread: number;
+  private readonly maxWaiting: number;
+  private readonly maxWaitingPerHost: number;
 
   constructor(
     private readonly limits: DispatcherLimits,
-    private readonly maxWaiting = limits.total * 20,
-  ) {}
+    private readonly log: Logger = logger,
+  ) {
+    this.maxUnread = limits.total * 20;
+    this.maxWaitingPerHost = limits.perHost * 1000;
+    this.maxWaiting = limits.total * 1000;
+  }
 
-  /** Whether the message was taken (false: it is here already, or the lines are full). */
+  /** Whether the message was taken (false: it is here already, or too many wait to be read; the sweep brings it back). */
   submit(ref: MessageRef): boolean {
-    if (this.known.has(ref.messageId) || this.known.size >= this.maxWaiting + this.limits.total) return false;
+    if (this.draining || this.known.has(ref.messageId) || this.toRead.length >= this.maxUnread) return false;
     this.known.add(ref.messageId);
     this.toRead.push(ref);
     this.readMore();
     return true;
-  }
-
-  /** Messages taken and not yet done. */
-  get size(): number {
-    return this.known.size;
   }
 
   /**
@@ -55,8 +73,9 @@ export class Dispatcher {
    * the sweep takes them up after a restart): stopping waits for at most an attempt's timeout.
    */
   async drain(): Promise<void> {
+    this.draining = true;
     for (const ref of this.toRead.splice(0)) this.done(ref);
-    for (const line of this.hosts.values()) for (const delivery of line.waiting.splice(0)) this.done(delivery.message);
+    for (const line of this.hosts.values()) for (const ref of line.waiting.splice(0)) this.done(ref);
     this.waiting = 0;
     await this.idle();
   }
@@ -81,50 +100,92 @@ export class Dispatcher {
   private async read(ref: MessageRef): Promise<void> {
     try {
       const prepared = await prepareDelivery(ref);
-      if (prepared.kind === 'ready' && this.waiting < this.maxWaiting) {
-        this.enqueue(prepared.delivery);
-        return;
-      }
       if (prepared.kind === 'later') await queueDeliveries([{ ...ref, at: prepared.at }]);
+      if (prepared.kind === 'ready' && !this.draining) {
+        const { delivery } = prepared;
+        const line = this.lineOf(delivery.host);
+        if (line.waiting.length === 0 && line.active < this.limits.perHost && this.active < this.limits.total) {
+          this.start(delivery, line);
+          return;
+        }
+        if (line.waiting.length < this.maxWaitingPerHost && this.waiting < this.maxWaiting) {
+          line.waiting.push(ref);
+          this.waiting += 1;
+          const turnAt = Date.now() + this.expectedWaitMs(line, line.waiting.length);
+          // Only a long wait is worth a write: the sweep would take the message up before its turn.
+          if (turnAt - delivery.message.sweepAt! > 0) await deferDelivery(delivery, turnAt + this.sweepGraceMs());
+          return;
+        }
+        const drainedAt = Date.now() + this.expectedWaitMs(line, line.waiting.length);
+        await deferDelivery(delivery, Math.min(Date.now() + MAX_DEFERRAL_MS, Math.max(Date.now() + MIN_DEFERRAL_MS, drainedAt)));
+      }
     } catch (error) {
-      logger.warn('delivery not prepared; the sweep takes it up again', { messageId: ref.messageId, error: (error as Error).message });
+      this.log.warn('delivery not prepared; the sweep takes it up again', { messageId: ref.messageId, error: (error as Error).message });
     }
     this.done(ref);
   }
 
-  private enqueue(delivery: Delivery): void {
-    let line = this.hosts.get(delivery.host);
-    if (!line) this.hosts.set(delivery.host, (line = { active: 0, waiting: [] }));
-    line.waiting.push(delivery);
-    this.waiting += 1;
-    this.startAttempts(delivery.host, line);
+  private lineOf(host: string): HostLine {
+    let line = this.hosts.get(host);
+    if (!line) this.hosts.set(host, (line = { active: 0, waiting: [], averageMs: 0 }));
+    return line;
   }
 
-  private startAttempts(host: string, line: HostLine): void {
-    while (line.active < this.limits.perHost && this.active < this.limits.total && line.waiting.length > 0) {
-      const delivery = line.waiting.shift()!;
+  private expectedWaitMs(line: HostLine, position: number): number {
+    return Math.ceil(position / this.limits.perHost) * line.averageMs;
+  }
+
+  private sweepGraceMs(): number {
+    return Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
+  }
+
+  /** An attempt in a slot of its host's; when it ends, the slot goes to the next message waiting. */
+  private start(delivery: Delivery, line: HostLine): void {
+    line.active += 1;
+    this.active += 1;
+    void this.attempt(delivery, line).finally(() => this.release(delivery.message, delivery.host, line));
+  }
+
+  private release(ref: MessageRef, host: string, line: HostLine): void {
+    line.active -= 1;
+    this.active -= 1;
+    // A slow host's line stays, with what it has learnt of its attempts' time.
+    if (line.active === 0 && line.waiting.length === 0 && line.averageMs < this.sweepGraceMs()) this.hosts.delete(host);
+    this.done(ref);
+    // A slot in all is free: the host first, then any other with messages waiting.
+    this.startWaiting(host, line);
+    for (const [other, otherLine] of this.hosts) if (otherLine.waiting.length > 0) this.startWaiting(other, otherLine);
+  }
+
+  /** The next messages of the line, each read again in a slot reserved for it. */
+  private startWaiting(host: string, line: HostLine): void {
+    while (!this.draining && line.waiting.length > 0 && line.active < this.limits.perHost && this.active < this.limits.total) {
+      const ref = line.waiting.shift()!;
       this.waiting -= 1;
       line.active += 1;
       this.active += 1;
-      void this.attempt(delivery).finally(() => {
-        line.active -= 1;
-        this.active -= 1;
-        if (line.active === 0 && line.waiting.length === 0) this.hosts.delete(host);
-        this.done(delivery.message);
-        // A slot in all is free: the host first, then any other with messages waiting.
-        this.startAttempts(host, line);
-        for (const [other, otherLine] of this.hosts) if (otherLine.waiting.length > 0) this.startAttempts(other, otherLine);
-      });
+      void this.readAndAttempt(ref, line).finally(() => this.release(ref, host, line));
     }
   }
 
-  private async attempt(delivery: Delivery): Promise<void> {
+  private async readAndAttempt(ref: MessageRef, line: HostLine): Promise<void> {
     try {
-      const { nextAttemptAt } = await attemptDelivery(delivery);
+      const prepared = await prepareDelivery(ref);
+      if (prepared.kind === 'later') await queueDeliveries([{ ...ref, at: prepared.at }]);
+      if (prepared.kind === 'ready') await this.attempt(prepared.delivery, line);
+    } catch (error) {
+      this.log.warn('delivery not prepared; the sweep takes it up again', { messageId: ref.messageId, error: (error as Error).message });
+    }
+  }
+
+  private async attempt(delivery: Delivery, line: HostLine): Promise<void> {
+    try {
+      const { attempt, nextAttemptAt } = await attemptDelivery(delivery, this.log);
+      if (attempt) line.averageMs = line.averageMs === 0 ? attempt.durationMs : line.averageMs * 0.8 + attempt.durationMs * 0.2;
       const { account, webhookId, messageId } = delivery.message;
       if (nextAttemptAt !== undefined) await queueDeliveries([{ account, webhookId, messageId, at: nextAttemptAt }]);
     } catch (error) {
-      logger.warn('delivery attempt not recorded; the sweep takes it up again', { messageId: delivery.message.messageId, error: (error as Error).message });
+      this.log.warn('delivery attempt not recorded; the sweep takes it up again', { messageId: delivery.message.messageId, error: (error as Error).message });
     }
   }
 

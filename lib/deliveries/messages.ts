@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { webhookNotFound } from '../addresses/address-changes';
 import { runtimeConfig } from '../config/runtime';
-import { BadRequest, NotFound } from '../errors';
+import { BadRequest, Conflict, NotFound } from '../errors';
 import { pageTokenKey } from '../config/page-token-key';
 import { decodeDeliveryPageToken, encodeDeliveryPageToken } from '../page-token';
 import type {
@@ -15,7 +15,8 @@ import type {
   RecoverResult,
 } from '../schemas/deliveries';
 import type { Webhook } from '../schemas/webhook';
-import { getMessage, putNewMessage, queryMessages, rescheduleMessage, type Message, type MessageRef } from '../store/messages';
+import { getMessage, MAX_BODY_BYTES, putNewMessage, queryMessages, rescheduleMessage, type Message, type MessageRef } from '../store/messages';
+import { inChunks } from '../store/batch';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
 import { queueDeliveries } from './queue';
@@ -40,6 +41,8 @@ export async function recordNotifications(account: string, webhookId: string, no
   const ids: string[] = [];
   const now = Date.now();
   for (const { eventType, event, messageId = uuidv7() } of notifications) {
+    const body = canonicalBody({ webhookId, eventType, messageId, event });
+    if (Buffer.byteLength(body) > MAX_BODY_BYTES) throw new Error(`notification ${messageId} is ${Buffer.byteLength(body)} bytes, over ${MAX_BODY_BYTES}`);
     const createdAt = uuidv7Time(messageId);
     const message: Message = {
       account,
@@ -47,12 +50,12 @@ export async function recordNotifications(account: string, webhookId: string, no
       messageId,
       eventType,
       createdAt,
-      body: canonicalBody({ webhookId, eventType, messageId, event }),
+      body,
       status: 'pending',
       attempts: 0,
       scheduledAttempts: 0,
       nextAttemptAt: now,
-      sweepAt: now + settings.sweepGraceSeconds * 1000,
+      sweepAt: now + Math.round(settings.sweepGraceSeconds * 1000),
       attemptLog: [],
     };
     if (await putNewMessage(message)) recorded.push(message);
@@ -144,10 +147,12 @@ export async function listDeliveries(account: string, id: string, { pageSize, pa
 
 const messageNotFound = (id: string, messageId: string) => new NotFound(`No message ${messageId} for webhook ${id}`);
 
+/** The message and its webhook, read together: a message of a webhook deleted for good is not found either. */
 async function existingMessage(account: string, id: string, messageId: string): Promise<Message> {
-  const message = await getMessage({ account, webhookId: id, messageId });
-  if (message) return message;
-  throw (await getWebhookItem(account, id)) ? messageNotFound(id, messageId) : webhookNotFound(id);
+  const [webhook, message] = await Promise.all([getWebhookItem(account, id), getMessage({ account, webhookId: id, messageId })]);
+  if (!webhook) throw webhookNotFound(id);
+  if (!message) throw messageNotFound(id, messageId);
+  return message;
 }
 
 export async function getDelivery(account: string, id: string, messageId: string): Promise<DeliveryDetail> {
@@ -158,20 +163,32 @@ export async function getDelivery(account: string, id: string, messageId: string
 /**
  * Sends the message again now, with the same id, whatever its status. A pending message's next
  * attempt is brought forward (it stays on its schedule); a finished one gets one manual attempt,
- * whose outcome is its new status.
+ * whose outcome is its new status. While an attempt of it is under way, a 409: its outcome would
+ * overwrite the retry's.
  */
 export async function retryDelivery(account: string, id: string, messageId: string): Promise<QueuedMessage> {
   await activeWebhook(account, id, 'send it messages');
-  await requeue([await existingMessage(account, id, messageId)]);
+  const message = await existingMessage(account, id, messageId);
+  if ((await requeue([message])).length === 0) {
+    throw new Conflict(`An attempt of message ${messageId} is under way: retry it once its outcome shows in the log`);
+  }
   return { messageId };
 }
 
-async function requeue(messages: Message[]): Promise<void> {
+/** Brings each message's next attempt to now, unless an attempt holds it or its status changed; returns those it did. */
+async function requeue(messages: Message[]): Promise<Message[]> {
   const now = Date.now();
-  const sweepAt = now + runtimeConfig().delivery.sweepGraceSeconds * 1000;
-  for (const message of messages) await rescheduleMessage(message, { at: now, sweepAt, manual: message.status !== 'pending' });
-  await queueDeliveries(messages.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
+  const sweepAt = now + Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
+  const requeued: Message[] = [];
+  await inChunks(messages, 1, REQUEUE_PARALLEL, async ([message]) => {
+    const options = { at: now, sweepAt, now, manual: message!.status !== 'pending', seenStatus: message!.status };
+    if (await rescheduleMessage(message!, options)) requeued.push(message!);
+  });
+  await queueDeliveries(requeued.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
+  return requeued;
 }
+
+const REQUEUE_PARALLEL = 16;
 
 /** How many failed messages one recover call queues again; a second call takes up the rest. */
 export const RECOVER_LIMIT = 1000;
@@ -180,9 +197,9 @@ export const RECOVER_LIMIT = 1000;
 export async function recoverFailedDeliveries(account: string, id: string, { since }: RecoverInput): Promise<RecoverResult> {
   await activeWebhook(account, id, 'recover its messages');
   const failed = await queryMessages({ account, webhookId: id, status: 'failed', limit: RECOVER_LIMIT, fromId: idPrefixAt(since) });
-  const recent = failed.filter((message) => message.createdAt >= since);
-  await requeue(recent);
-  return { messages: recent.length };
+  // gsi1 is eventually consistent on AWS: the requeue holds only for messages still failed.
+  const requeued = await requeue(failed.filter((message) => message.status === 'failed' && message.createdAt >= since));
+  return { messages: requeued.length };
 }
 
 /** The smallest message id created at `ms`: ids begin with their creation time (48 bits, hex). */

@@ -34,6 +34,7 @@ export interface AttemptOutcome {
 const RESPONSE_BODY_LIMIT = 4096;
 
 // One pool per process: attempts to the same host:port reuse sockets (each vetted when it opened).
+// `timeout` closes a pooled socket idle for a minute (the attempt's own timer covers busy ones).
 const agentOptions = { keepAlive: true, maxSockets: 256, scheduling: 'lifo' as const, timeout: 60_000 };
 const httpAgent = new http.Agent(agentOptions);
 const httpsAgent = new https.Agent(agentOptions);
@@ -58,17 +59,21 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptOutco
 
 function exchange(url: URL, request: AttemptRequest, settle: (outcome: Omit<AttemptOutcome, 'durationMs'>) => void): void {
   let settled = false;
-  let statusCode: number | undefined;
+  let response: http.IncomingMessage | undefined;
+  const chunks: Buffer[] = [];
   const done = (outcome: Omit<AttemptOutcome, 'durationMs'>) => {
     if (settled) return;
     settled = true;
     clearTimeout(timer);
     settle(outcome);
   };
-  const fail = (error: unknown) => done({ delivered: false, statusCode, error: describeError(error) });
+  const answered = () => done(outcomeOf(response!, Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT)));
+  const fail = (error: unknown) => done({ delivered: false, statusCode: response?.statusCode, error: describeError(error) });
   let outgoing: http.ClientRequest | undefined;
   const timer = setTimeout(() => {
-    done({ delivered: false, statusCode, error: `timeout after ${request.timeoutMs} ms` });
+    // A receiver that answered and then stalled its body has answered: its status stands.
+    if (response) answered();
+    else done({ delivered: false, error: `timeout after ${request.timeoutMs} ms` });
     outgoing?.destroy();
   }, request.timeoutMs);
   try {
@@ -82,21 +87,19 @@ function exchange(url: URL, request: AttemptRequest, settle: (outcome: Omit<Atte
     return fail(error); // invalid header names or values are thrown here
   }
   outgoing.on('error', fail);
-  outgoing.on('response', (response) => {
-    statusCode = response.statusCode ?? 0;
-    const chunks: Buffer[] = [];
+  outgoing.on('response', (incoming) => {
+    response = incoming;
     let kept = 0;
-    const answered = () => done(outcomeOf(response, Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT)));
-    response.on('data', (chunk: Buffer) => {
+    incoming.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       kept += chunk.length;
       if (kept < RESPONSE_BODY_LIMIT) return;
       // Enough of the body for the log; the rest is not read (the socket is given up).
       answered();
-      response.destroy();
+      incoming.destroy();
     });
-    response.on('end', answered);
-    response.on('error', fail);
+    incoming.on('end', answered);
+    incoming.on('error', fail);
   });
   outgoing.end(request.body);
 }
@@ -110,9 +113,20 @@ function outcomeOf(response: http.IncomingMessage, body: Buffer): Omit<AttemptOu
     delivered,
     statusCode,
     ...(error && { error }),
-    ...(body.length > 0 && { responseBody: body.toString('utf8') }),
+    ...(body.length > 0 && { responseBody: utf8Within(body, RESPONSE_BODY_LIMIT) }),
     ...(retryAfterSeconds !== undefined && { retryAfterSeconds }),
   };
+}
+
+/**
+ * The bytes as text, at most `limit` bytes once encoded again: each invalid byte decodes to U+FFFD,
+ * three bytes, so a binary body's text could be three times the bytes kept (and the message's item
+ * has a size limit).
+ */
+function utf8Within(bytes: Buffer, limit: number): string {
+  let text = bytes.toString('utf8');
+  while (Buffer.byteLength(text) > limit) text = text.slice(0, text.length - Math.ceil((Buffer.byteLength(text) - limit) / 3));
+  return text;
 }
 
 /** Retry-After is either delay-seconds or an HTTP-date (RFC 9110, 10.2.3). */

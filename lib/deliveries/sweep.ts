@@ -11,7 +11,7 @@ const shards = Array.from({ length: DUE_INDEX_SHARDS }, (_, shard) => shard);
  * that the next pass does not take it up again while its attempt is under way or queued.
  */
 export async function dueMessages(now: number, limitPerShard: number): Promise<MessageRef[]> {
-  const nextSweep = now + runtimeConfig().delivery.sweepGraceSeconds * 1000;
+  const nextSweep = now + Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
   const pages = await Promise.all(
     shards.map(async (shard) => {
       const due = await queryTimeIndex(duePartition(shard), now, limitPerShard);

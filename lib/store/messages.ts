@@ -69,8 +69,13 @@ export interface Message extends MessageRef {
   expiresAt?: number;
 }
 
-/** The attempts a message keeps in its log: the whole schedule and some manual ones. */
+/**
+ * The attempts a message keeps in its log: the whole schedule and some manual ones. With at most
+ * 4 KB of response body each, and a body of at most MAX_BODY_BYTES, an item stays under DynamoDB's
+ * 400 KB.
+ */
 export const ATTEMPTS_KEPT = 25;
+export const MAX_BODY_BYTES = 256 * 1024;
 
 const MESSAGE_FIELDS = [
   'account', 'webhookId', 'messageId', 'eventType', 'createdAt', 'body', 'status', 'attempts', 'scheduledAttempts',
@@ -84,6 +89,9 @@ export function toMessage(item: Item): Message {
 }
 
 const keyOf = ({ account, webhookId, messageId }: MessageRef) => messageKey(account, webhookId, messageId);
+
+/** No attempt holds the message at `:now`. */
+const UNCLAIMED = '(attribute_not_exists(claimedUntil) OR claimedUntil <= :now)';
 
 /** Records a new pending message, due now and swept up at `message.sweepAt`. False when it was already recorded (the same id). */
 export async function putNewMessage(message: Message): Promise<boolean> {
@@ -118,7 +126,7 @@ export async function claimMessage(ref: MessageRef, seenNextAttemptAt: number, n
       TableName: tableName(),
       Key: keyOf(ref),
       UpdateExpression: 'SET claimedUntil = :until, sweepAt = :until, gsi3sk = :dueKey',
-      ConditionExpression: '#status = :pending AND nextAttemptAt = :seen AND (attribute_not_exists(claimedUntil) OR claimedUntil <= :now)',
+      ConditionExpression: `#status = :pending AND nextAttemptAt = :seen AND ${UNCLAIMED}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':until': until,
@@ -164,11 +172,11 @@ export async function recordAttempt(
   };
   let update = 'SET #status = :status, gsi1pk = :gsi1pk, gsi3pk = :gsi3pk, gsi3sk = :gsi3sk, attempts = :attempts, scheduledAttempts = :scheduled, attemptLog = :log';
   if (result.status === 'pending') {
-    update += ', nextAttemptAt = :next, sweepAt = :sweepAt REMOVE manual, claimedUntil';
+    update += ', nextAttemptAt = :next, sweepAt = :sweepAt REMOVE manual, claimedUntil, waitingForActivation';
     values[':next'] = result.nextAttemptAt;
     values[':sweepAt'] = result.sweepAt;
   } else {
-    update += ', expiresAt = :expiresAt REMOVE nextAttemptAt, sweepAt, manual, claimedUntil';
+    update += ', expiresAt = :expiresAt REMOVE nextAttemptAt, sweepAt, manual, claimedUntil, waitingForActivation';
     values[':expiresAt'] = result.expiresAt;
   }
   const recorded = await conditionHeld(
@@ -186,14 +194,14 @@ export async function recordAttempt(
 }
 
 /** An attempt whose claim was lost: logged, and counted, without changing what the message waits for. */
-async function addToAttemptLog(ref: MessageRef, attempt: Attempt): Promise<void> {
+async function addToAttemptLog(message: Message, attempt: Attempt): Promise<void> {
   await conditionHeld(
     updateItem({
       TableName: tableName(),
-      Key: keyOf(ref),
-      UpdateExpression: 'SET attemptLog = list_append(attemptLog, :attempt), attempts = attempts + :one',
+      Key: keyOf(message),
+      UpdateExpression: 'SET attemptLog = :log, attempts = attempts + :one',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':attempt': [attempt], ':one': 1 },
+      ExpressionAttributeValues: { ':log': [...message.attemptLog, attempt].slice(-ATTEMPTS_KEPT), ':one': 1 },
     }),
   );
 }
@@ -201,11 +209,12 @@ async function addToAttemptLog(ref: MessageRef, attempt: Attempt): Promise<void>
 /**
  * Schedules the message's next attempt: at `at`, swept up at `sweepAt`. `manual`: a retry asked for
  * (of a message in any status); otherwise the message waits for its webhook (it is pending and
- * stays so). Conditioned on the attempt the caller read (its `nextAttemptAt`) when given.
+ * stays so). Holds only while no attempt holds the message at `now`, and, when given, if it still
+ * is as the caller read it: its `nextAttemptAt` or its status.
  */
 export async function rescheduleMessage(
   ref: MessageRef,
-  options: { at: number; sweepAt: number; manual: boolean; waitingForActivation?: boolean; seenNextAttemptAt?: number },
+  options: { at: number; sweepAt: number; now: number; manual: boolean; waitingForActivation?: boolean; seenNextAttemptAt?: number; seenStatus?: MessageStatus },
 ): Promise<boolean> {
   const due = messageDueIndexKey(ref.messageId, options.sweepAt);
   const values: Item = {
@@ -215,16 +224,21 @@ export async function rescheduleMessage(
     ':gsi3sk': due.gsi3sk,
     ':at': options.at,
     ':sweepAt': options.sweepAt,
+    ':now': options.now,
   };
   let update = 'SET #status = :pending, gsi1pk = :gsi1pk, gsi3pk = :gsi3pk, gsi3sk = :gsi3sk, nextAttemptAt = :at, sweepAt = :sweepAt';
   if (options.manual) update += ', manual = :true';
   if (options.waitingForActivation) update += ', waitingForActivation = :true';
   if (options.manual || options.waitingForActivation) values[':true'] = true;
   update += options.waitingForActivation ? ' REMOVE claimedUntil, expiresAt' : ' REMOVE claimedUntil, expiresAt, waitingForActivation';
-  let condition = 'attribute_exists(pk)';
+  let condition = `attribute_exists(pk) AND ${UNCLAIMED}`;
   if (options.seenNextAttemptAt !== undefined) {
     condition += ' AND nextAttemptAt = :seen';
     values[':seen'] = options.seenNextAttemptAt;
+  }
+  if (options.seenStatus !== undefined) {
+    condition += ' AND #status = :seenStatus';
+    values[':seenStatus'] = options.seenStatus;
   }
   return conditionHeld(
     updateItem({
@@ -234,6 +248,50 @@ export async function rescheduleMessage(
       ConditionExpression: condition,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: values,
+    }),
+  );
+}
+
+/**
+ * Parks a pending message whose webhook is inactive: out of the due-time index, so that it costs
+ * nothing while it waits, until the webhook's activation queues it again (`resumeWebhookMessages`).
+ * Conditioned like a claim: no attempt holds it and it is as the caller read it.
+ */
+export async function parkMessage(ref: MessageRef, seenNextAttemptAt: number, now: number): Promise<boolean> {
+  return conditionHeld(
+    updateItem({
+      TableName: tableName(),
+      Key: keyOf(ref),
+      UpdateExpression: 'SET waitingForActivation = :true REMOVE gsi3pk, gsi3sk, sweepAt, claimedUntil',
+      ConditionExpression: `#status = :pending AND nextAttemptAt = :seen AND ${UNCLAIMED}`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':true': true, ':pending': 'pending', ':seen': seenNextAttemptAt, ':now': now },
+    }),
+  );
+}
+
+/** A page of the webhook's parked messages (pending, waiting for activation), from gsi1, after `startKey`. */
+export async function queryParkedMessages(account: string, webhookId: string, startKey?: Item): Promise<{ messages: Message[]; lastEvaluatedKey?: Item }> {
+  const page = await queryItems({
+    TableName: tableName(),
+    IndexName: GSI1.indexName,
+    KeyConditionExpression: `${GSI1.partitionKey} = :pk`,
+    FilterExpression: 'waitingForActivation = :true',
+    ExpressionAttributeValues: { ':pk': messageStatusIndexKey(account, webhookId, 'pending', '').gsi1pk, ':true': true },
+    Limit: 500,
+    ExclusiveStartKey: startKey,
+  });
+  return { messages: page.items.map(toMessage), lastEvaluatedKey: page.lastEvaluatedKey };
+}
+
+/** Deletes a pending message nobody may be sent any more (its webhook is gone), unless an attempt holds it or it changed since read. */
+export async function deleteUnsendableMessage(ref: MessageRef, seenNextAttemptAt: number, now: number): Promise<boolean> {
+  return conditionHeld(
+    deleteItem({
+      TableName: tableName(),
+      Key: keyOf(ref),
+      ConditionExpression: `nextAttemptAt = :seen AND ${UNCLAIMED}`,
+      ExpressionAttributeValues: { ':seen': seenNextAttemptAt, ':now': now },
     }),
   );
 }

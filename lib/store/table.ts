@@ -27,7 +27,7 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * | webhook pointer        | WEBHOOK#<id>                       | ACCOUNT                   |              |        |
  * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        | (and gsi2pk CHAIN#<chainId>#INACTIVE)
  *
- * Delivery (README, "Delivery", has the access patterns):
+ * Delivery (a resume job, `RESUMES` / `WEBHOOK#<id>`, queues again a reactivated webhook's waiting messages) (README, "Delivery", has the access patterns):
  *
  * | item    | pk                                      | sk                  | gsi1pk                                            | gsi1sk              | gsi3pk                          | gsi3sk             |
  * |---------|-----------------------------------------|---------------------|---------------------------------------------------|---------------------|---------------------------------|--------------------|
@@ -128,6 +128,10 @@ export const webhookPointerKey = (webhookId: string): TableKey => ({ pk: `${WEBH
 
 export const PURGES_PARTITION = 'PURGES';
 export const purgeJobKey = (id: string): TableKey => ({ pk: PURGES_PARTITION, sk: `${WEBHOOK_SORT_KEY_PREFIX}${id}` });
+
+/** A webhook activated again: its messages that waited for it are to be queued again (by the delivery sweep). */
+export const RESUMES_PARTITION = 'RESUMES';
+export const resumeJobKey = (id: string): TableKey => ({ pk: RESUMES_PARTITION, sk: `${WEBHOOK_SORT_KEY_PREFIX}${id}` });
 
 /** What an inactive webhook's gsi2pk is set to: the inactive webhooks of its chain. */
 export const inactiveWebhooksPartition = (chainId: string) => `CHAIN#${chainId}#INACTIVE`;

@@ -12,6 +12,7 @@ import {
   type WebhookList,
 } from '../schemas/webhook';
 import { storeNewWebhook } from '../addresses/addresses';
+import { requestResume } from '../deliveries/resume';
 import { deleteWebhookPermanently } from '../addresses/purge';
 import { uuidv7Time } from '../uuid';
 import { getWebhookItem, queryWebhooks, toWebhook, updateWebhookItem } from '../store/webhooks';
@@ -41,7 +42,9 @@ export async function getWebhook(account: string, id: string): Promise<Webhook> 
   return (await getWebhookItem(account, id)) ?? Promise.reject(notFound(id));
 }
 
+/** Activating a webhook also has the messages that waited while it was inactive queued again. */
 export async function updateWebhook(account: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
+  if (input.status === 'active') await requestResume(account, id);
   return (await updateWebhookItem(account, id, webhookChanges(input))) ?? Promise.reject(notFound(id));
 }
 

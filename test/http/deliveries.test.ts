@@ -13,7 +13,6 @@ const client = useLocalService({
   DELIVERY_RETRY_SCHEDULE: '0.2,0.4,0.6',
   DELIVERY_TIMEOUT_SECONDS: '1',
   DELIVERY_SWEEP_GRACE_SECONDS: '1',
-  DELIVERY_INACTIVE_RECHECK_SECONDS: '0.3',
 });
 const api = webhooksApi(client);
 
@@ -260,7 +259,6 @@ describe('an inactive webhook', () => {
     const messageId = await sendTest(key, id);
     await target.waitFor(1);
     await client.call('DELETE', `/v1/webhooks/${id}`, { key });
-    failing = false;
     const waiting = await deliveryWhen(key, id, messageId, (message) => message.waitingForActivation === true);
     expect(waiting.status).toBe('pending');
     const before = target.requests.length;
@@ -269,9 +267,14 @@ describe('an inactive webhook', () => {
     const listed = await client.call('GET', deliveriesPath(id, { status: 'pending' }), { key });
     expect(listed.body.deliveries).toEqual([expect.objectContaining({ messageId, waitingForActivation: true })]);
 
+    // Active again: the next attempt goes (and fails here), and the message no longer waits.
     await client.call('PATCH', `/v1/webhooks/${id}`, { key, body: { status: 'active' } });
-    const entry = await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');
-    expect(entry).not.toHaveProperty('waitingForActivation');
+    await target.waitFor(before + 1);
+    const retrying = await deliveryWhen(key, id, messageId, (message) => message.attempts === before + 1);
+    expect(retrying.status).toBe('pending');
+    expect(retrying).not.toHaveProperty('waitingForActivation');
+    failing = false;
+    await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');
   });
 });
 
@@ -321,6 +324,26 @@ describe('retry and recover', () => {
   ])('recover with %j is a 400 naming %s', async (body, field) => {
     const { key, id } = await setUp('http://127.0.0.1:9/hook');
     expectError(await client.call('POST', `/v1/webhooks/${id}/recover`, { key, body }), 400, field);
+  });
+
+  it('retry while an attempt is under way is a 409: its outcome would overwrite the retry', async () => {
+    const target = await receiver((index) => (index === 0 ? 'hang' : { status: 200 }));
+    const { key, id } = await setUp(target.url);
+    const messageId = await sendTest(key, id);
+    await target.waitFor(1);
+    const response = await client.call('POST', `/v1/webhooks/${id}/deliveries/${messageId}/retry`, { key });
+    expect(expectError(response, 409)).toMatch(/under way/);
+    await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');
+  });
+
+  it('a message of a webhook deleted for good is not found', async () => {
+    const target = await receiver();
+    const { key, id } = await setUp(target.url);
+    const messageId = await sendTest(key, id);
+    await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');
+    await client.call('DELETE', `/v1/webhooks/${id}?permanent=true`, { key });
+    expectError(await client.call('GET', `/v1/webhooks/${id}/deliveries/${messageId}`, { key }), 404);
+    expectError(await client.call('GET', deliveriesPath(id), { key }), 404);
   });
 
   it('retry of an unknown message is a 404; of a malformed id a 400', async () => {

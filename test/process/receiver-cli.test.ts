@@ -1,8 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { canonicalBody, signatureHeaders, type SigningSecrets } from '../../lib/deliveries/signing';
 import { useLocalService } from '../support/local-service';
 import { freePort } from '../support/npm-start';
 import { runScript, spawnScript } from '../support/processes';
+import { useTempDir } from '../support/temp-dir';
 
 const CLI = 'infra/receiver-cli.ts';
 const randomSecret = () => randomBytes(32).toString('hex');
@@ -135,7 +138,9 @@ describe('the receiver CLI', () => {
     [['whk_positional'], 'unexpected argument: every argument is an --option'],
     [['--secret', 'not-a-secret'], '--secret must be the shared secret: 64 hex characters'],
     [['--secret', 'ab'.repeat(32), '--key', 'whk_x'], 'give --secret or --key, not both'],
-    [['--api', 'http://127.0.0.1:3000'], '--api is where the secret is fetched with --key: give --key too'],
+    [['--api', 'http://127.0.0.1:3000'], '--api is where the secret is fetched with --key: give --key or --key-file too'],
+    [['--key-file', '/nonexistent/dev-api-key'], 'cannot read --key-file /nonexistent/dev-api-key (ENOENT)'],
+    [['--key-file', '/nonexistent/dev-api-key', '--key', 'whk_x'], 'give one of --secret, --key and --key-file'],
     [['--key', 'whk_x', '--api', 'ftp://example.com'], "--api must be an http:// or https:// URL, not 'ftp://example.com'"],
   ])('exits 2 on bad arguments %j with a one-line reason', async (args, reason) => {
     const result = await runScript(CLI, args, {});
@@ -159,6 +164,7 @@ describe('the receiver CLI', () => {
 
 describe('the receiver CLI with --key, against the running service', () => {
   const service = useLocalService();
+  const tempDir = useTempDir('receiver-key-');
 
   it('fetches the secret when the first notification comes, and again after a rotation; never prints it or the key', async () => {
     const key = await service.keyFor(`receiver-${randomBytes(4).toString('hex')}`);
@@ -177,6 +183,22 @@ describe('the receiver CLI with --key, against the running service', () => {
       await receiver.waitFor(headerLine(after, '1 {2}x-signature ✓ webhook-signature ✓ \\[the shared secret was rotated: fetched again\\] {2}→ 200$'));
 
       for (const secretText of [key, first, second]) expect(receiver.output()).not.toContain(secretText);
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  it('reads the key from --key-file, and never prints it', async () => {
+    const key = await service.keyFor(`receiver-${randomBytes(4).toString('hex')}`);
+    const secret = (await service.call('POST', '/v1/webhooks:generateOrRotateSharedSecret', { key })).body.secret as string;
+    const file = path.join(tempDir(), 'dev-api-key');
+    writeFileSync(file, `${key}\n`, { mode: 0o600 });
+    const receiver = await startReceiver(['--key-file', file, '--api', service.url()]);
+    try {
+      const sent = notification();
+      await deliver(receiver, sent, { current: secret });
+      await receiver.waitFor(headerLine(sent, '1 {2}x-signature ✓ webhook-signature ✓ {2}→ 200$'));
+      for (const secretText of [key, secret]) expect(receiver.output()).not.toContain(secretText);
     } finally {
       await receiver.stop();
     }

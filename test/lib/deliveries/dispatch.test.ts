@@ -1,8 +1,10 @@
-import { deliverQueued } from '../../../lib/deliveries/deliver';
+import { deliverQueued, prepareDelivery } from '../../../lib/deliveries/deliver';
+import { Dispatcher } from '../../../lib/deliveries/dispatcher';
 import { recordNotifications } from '../../../lib/deliveries/messages';
+import { runResumeJobs } from '../../../lib/deliveries/resume';
 import { deleteExpiredMessages, dueMessages } from '../../../lib/deliveries/sweep';
-import { getMessage } from '../../../lib/store/messages';
-import { createWebhook, deleteWebhook } from '../../../lib/webhooks/webhooks';
+import { claimMessage, getMessage, rescheduleMessage } from '../../../lib/store/messages';
+import { createWebhook, deleteWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
 import { startReceiver, type Receiver } from '../../support/receiver';
@@ -74,4 +76,72 @@ it('sends nothing for a webhook deleted for good, and deletes its message', asyn
   await deliverQueued(ref);
   expect(requestsFor(ref.messageId)).toHaveLength(0);
   expect(await getMessage(ref)).toBeUndefined();
+});
+
+it('does not take a message from an attempt under way to hold it for its inactive webhook', async () => {
+  const ref = await recordedMessage();
+  const message = (await getMessage(ref))!;
+  const now = Date.now();
+  expect(await claimMessage(ref, message.nextAttemptAt!, now, now + 60_000)).toBe(true);
+  await updateWebhook(ref.account, ref.webhookId, { status: 'inactive' });
+  expect(await prepareDelivery(ref, now + 100)).toEqual({ kind: 'none' });
+  const held = await rescheduleMessage(ref, { at: now, sweepAt: now, now, manual: false, waitingForActivation: true, seenNextAttemptAt: message.nextAttemptAt });
+  expect(held).toBe(false);
+  expect((await getMessage(ref))!.claimedUntil).toBe(now + 60_000);
+});
+
+it("parks an inactive webhook's message out of the due-time index, and its activation's resume job queues it again", async () => {
+  const ref = await recordedMessage();
+  await updateWebhook(ref.account, ref.webhookId, { status: 'inactive' });
+  expect(await prepareDelivery(ref)).toEqual({ kind: 'none' });
+  const parked = (await getMessage(ref))!;
+  expect(parked).toMatchObject({ status: 'pending', waitingForActivation: true });
+  expect(parked.sweepAt).toBeUndefined();
+  // However long it waits, the sweep never reads it.
+  expect(await dueMessages(Date.now() + 365 * 86_400_000, 1000)).not.toContainEqual(ref);
+
+  await updateWebhook(ref.account, ref.webhookId, { status: 'active' });
+  expect(await runResumeJobs(Date.now() + 5000)).toBeGreaterThanOrEqual(1);
+  const resumed = (await getMessage(ref))!;
+  expect(resumed.waitingForActivation).toBeUndefined();
+  expect(resumed.sweepAt).toBeDefined();
+  await deliverQueued(ref);
+  expect(requestsFor(ref.messageId)).toHaveLength(1);
+  // The job is done: a second run finds nothing to do.
+  expect(await runResumeJobs(Date.now() + 5000)).toBe(0);
+});
+
+describe('the dispatcher', () => {
+  it("keeps a dead receiver's messages in its own line, serves a healthy receiver at once, and sends what waited as the webhook now is", async () => {
+    const dead = await startReceiver(() => 'hang');
+    try {
+      const account = randomAccount();
+      const deadWebhook = await createWebhook(account, webhookInput({ url: dead.url, metadata: { addresses: [randomAddress()] } }) as never);
+      const healthyWebhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
+      const event = { eventType: 'address_activity', event: { transaction: {} } };
+      const deadIds = await recordNotifications(account, deadWebhook.id, Array.from({ length: 30 }, () => event));
+      const healthyIds = await recordNotifications(account, healthyWebhook.id, Array.from({ length: 5 }, () => event));
+
+      // 2 attempts at once per host, 4 in all.
+      const dispatcher = new Dispatcher({ total: 4, perHost: 2 });
+      for (const messageId of deadIds) dispatcher.submit({ account, webhookId: deadWebhook.id, messageId });
+      await dead.waitFor(2);
+      for (const messageId of healthyIds) dispatcher.submit({ account, webhookId: healthyWebhook.id, messageId });
+      const received = () => healthyIds.filter((id) => requestsFor(id).length === 1).length;
+      while (received() < healthyIds.length) await new Promise((resolve) => setTimeout(resolve, 20));
+      // Served while the dead receiver's first two attempts still hang (2 s timeout).
+      expect(dead.requests).toHaveLength(2);
+
+      // Deactivated while 28 of its messages wait: when their turn comes, none is sent.
+      await updateWebhook(account, deadWebhook.id, { status: 'inactive' });
+      await dispatcher.idle();
+      expect(dead.requests).toHaveLength(2);
+      const messages = await Promise.all(deadIds.map((messageId) => getMessage({ account, webhookId: deadWebhook.id, messageId })));
+      // The two attempted timed out and wait for their retry; the 28 others wait for the webhook.
+      expect(messages.filter((message) => message!.waitingForActivation && message!.attempts === 0)).toHaveLength(28);
+      expect(messages.filter((message) => message!.attempts === 1 && message!.attemptLog[0]!.error!.startsWith('timeout'))).toHaveLength(2);
+    } finally {
+      await dead.close();
+    }
+  });
 });

@@ -26,7 +26,9 @@ beforeEach(() => {
     const host = options.host ?? 'localhost';
     if (net.isIP(host) && !isLoopback(host)) {
       blocked.push(host);
-      return this.destroy(new Error('tripwire: connect'));
+      // Failed once http has its listeners on the socket, as a refused connect would be.
+      setImmediate(() => this.destroy(new Error('tripwire: connect')));
+      return this;
     }
     // The guard refuses inside the lookup, so the lookup's answer is the last point before a connect.
     const lookup = options.lookup;
@@ -163,12 +165,37 @@ describe('sendAttempt to a receiver', () => {
     expect(outcome.durationMs).toBeLessThan(2000);
   });
 
-  it('times out when the receiver sends its headers and then stalls the body', async () => {
+  it('takes the status of a receiver that answers and then stalls its body, with what came of the body, at the timeout', async () => {
     const receiver = await listen((_request, response) => {
       response.writeHead(200);
       response.write('partial');
     });
-    expect(await attempt(receiver.url, { timeoutMs: 300 })).toEqual({ delivered: false, statusCode: 200, error: 'timeout after 300 ms', durationMs: expect.any(Number) });
+    const outcome = await attempt(receiver.url, { timeoutMs: 300 });
+    expect(outcome).toEqual({ delivered: true, statusCode: 200, responseBody: 'partial', durationMs: expect.any(Number) });
+    expect(outcome.durationMs).toBeGreaterThanOrEqual(290);
+    const failing = await listen((_request, response) => {
+      response.writeHead(500);
+      response.write('partial');
+    });
+    expect(await attempt(failing.url, { timeoutMs: 300 })).toEqual({
+      delivered: false,
+      statusCode: 500,
+      error: 'HTTP 500',
+      responseBody: 'partial',
+      durationMs: expect.any(Number),
+    });
+  });
+
+  it('keeps a binary body within 4096 bytes once read as text', async () => {
+    const binary = Buffer.alloc(8192, 0xff);
+    const receiver = await listen((_request, response) => {
+      response.writeHead(500);
+      response.end(binary);
+    });
+    const outcome = await attempt(receiver.url, { timeoutMs: 2000 });
+    expect(outcome.statusCode).toBe(500);
+    expect(Buffer.byteLength(outcome.responseBody!)).toBeLessThanOrEqual(4096);
+    expect(outcome.responseBody!.length).toBeGreaterThan(1000);
   });
 
   it('keeps only the first 4096 bytes of a huge body and stops reading it', async () => {

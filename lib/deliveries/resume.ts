@@ -1,0 +1,74 @@
+import { runtimeConfig } from '../config/runtime';
+import { tableName } from '../store/client';
+import { conditionHeld } from '../store/conditional-write';
+import { deleteItem, putItem, queryItems, updateItem, type Item } from '../store/items';
+import { queryParkedMessages, rescheduleMessage } from '../store/messages';
+import { RESUMES_PARTITION, resumeJobKey, webhookIdOfSortKey } from '../store/table';
+import { getWebhookItem } from '../store/webhooks';
+import { queueDeliveries } from './queue';
+
+/**
+ * Records that the webhook's parked messages (those that waited while it was inactive) are to be
+ * queued again. Written before the webhook is activated: a crash in between leaves a job that finds
+ * the webhook inactive and ends, never an active webhook whose messages stay parked.
+ */
+export async function requestResume(account: string, webhookId: string): Promise<void> {
+  await putItem({ TableName: tableName(), Item: { ...resumeJobKey(webhookId), account, requestedAt: Date.now() } });
+}
+
+/**
+ * Works through the resume jobs until none is left or `deadline` passes: for a webhook that is
+ * active, each parked message is scheduled for now and queued, a page at a time, the job keeping
+ * where it got to. Returns how many messages it queued.
+ */
+export async function runResumeJobs(deadline: number): Promise<number> {
+  const { items: jobs } = await queryItems({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': RESUMES_PARTITION },
+    Limit: 25,
+  });
+  let resumed = 0;
+  for (const job of jobs) {
+    if (Date.now() >= deadline) break;
+    resumed += await runResumeJob(job, deadline);
+  }
+  return resumed;
+}
+
+async function runResumeJob(job: Item, deadline: number): Promise<number> {
+  const account = job.account as string;
+  const webhookId = webhookIdOfSortKey(job.sk as string);
+  const webhook = await getWebhookItem(account, webhookId);
+  let resumed = 0;
+  let cursor = job.cursor as Item | undefined;
+  if (webhook?.status === 'active') {
+    const sweepGraceMs = Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
+    do {
+      const page = await queryParkedMessages(account, webhookId, cursor);
+      const now = Date.now();
+      const queued = [];
+      for (const message of page.messages) {
+        const options = { at: now, sweepAt: now + sweepGraceMs, now, manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt };
+        if (await rescheduleMessage(message, options)) queued.push({ account, webhookId, messageId: message.messageId, at: now });
+      }
+      await queueDeliveries(queued);
+      resumed += queued.length;
+      cursor = page.lastEvaluatedKey;
+      if (cursor && Date.now() >= deadline) {
+        await updateItem({ TableName: tableName(), Key: resumeJobKey(webhookId), UpdateExpression: 'SET cursor = :cursor', ExpressionAttributeValues: { ':cursor': cursor } });
+        return resumed;
+      }
+    } while (cursor);
+  }
+  // Done, unless another activation asked again meanwhile: that job starts over.
+  await conditionHeld(
+    deleteItem({
+      TableName: tableName(),
+      Key: resumeJobKey(webhookId),
+      ConditionExpression: 'requestedAt = :requestedAt',
+      ExpressionAttributeValues: { ':requestedAt': job.requestedAt },
+    }),
+  );
+  return resumed;
+}
