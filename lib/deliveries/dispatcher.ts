@@ -15,11 +15,21 @@ export interface DispatcherLimits {
 interface HostLine {
   /** Attempts under way to the host (and slots reserved for the message being read again). */
   active: number;
-  /** Messages waiting for a slot: their ids only, read again when their turn comes. */
-  waiting: MessageRef[];
+  /** Messages waiting for a slot; read again at their turn unless they were read a moment ago. */
+  waiting: Waiting[];
   /** How long the host's attempts take, a moving average: what a message in its line can expect to wait. */
   averageMs: number;
 }
+
+interface Waiting {
+  ref: MessageRef;
+  /** As read when the message joined the line, kept only near the line's head. */
+  delivery?: Delivery;
+  joinedAt: number;
+}
+
+/** A message whose turn comes this soon after it was read is sent as read, not read again. */
+const FRESH_MS = 1_000;
 
 /** The longest a message that finds its host's line full stays away, however long the line. */
 const MAX_DEFERRAL_MS = 15 * 60_000;
@@ -28,9 +38,11 @@ const MIN_DEFERRAL_MS = 30_000;
 /**
  * Takes messages to their attempts with bounded concurrency in all and per target host. A message
  * is read first, which tells its host. It is attempted at once when its host has a free slot;
- * otherwise it waits in its host's line, its id only, and is read again when its turn comes (so the
- * attempt sees the webhook as it is then: its URL, its status, the secrets). A receiver that is
- * slow or dead so fills only its own slots and its own line, and holds nothing of anyone else's.
+ * otherwise it waits in its host's line, and is read again when its turn comes unless that is a
+ * moment later (so the attempt sees the webhook as it is then: its URL, its status, the secrets).
+ * Only the messages near the head of a line keep what was read; the others, their ids. A receiver
+ * that is slow or dead so fills only its own slots and its own line, and holds nothing of anyone
+ * else's.
  *
  * Memory is bounded: the messages not yet read, each host's line and all lines together. A message
  * expected to wait longer than the sweep's grace has its sweep time moved to when its turn should
@@ -75,7 +87,7 @@ export class Dispatcher {
   async drain(): Promise<void> {
     this.draining = true;
     for (const ref of this.toRead.splice(0)) this.done(ref);
-    for (const line of this.hosts.values()) for (const ref of line.waiting.splice(0)) this.done(ref);
+    for (const line of this.hosts.values()) for (const { ref } of line.waiting.splice(0)) this.done(ref);
     this.waiting = 0;
     await this.idle();
   }
@@ -109,7 +121,8 @@ export class Dispatcher {
           return;
         }
         if (line.waiting.length < this.maxWaitingPerHost && this.waiting < this.maxWaiting) {
-          line.waiting.push(ref);
+          const nearHead = line.waiting.length < this.limits.perHost * 8;
+          line.waiting.push({ ref, delivery: nearHead ? delivery : undefined, joinedAt: Date.now() });
           this.waiting += 1;
           const turnAt = Date.now() + this.expectedWaitMs(line, line.waiting.length);
           // Only a long wait is worth a write: the sweep would take the message up before its turn.
@@ -160,11 +173,12 @@ export class Dispatcher {
   /** The next messages of the line, each read again in a slot reserved for it. */
   private startWaiting(host: string, line: HostLine): void {
     while (!this.draining && line.waiting.length > 0 && line.active < this.limits.perHost && this.active < this.limits.total) {
-      const ref = line.waiting.shift()!;
+      const { ref, delivery, joinedAt } = line.waiting.shift()!;
       this.waiting -= 1;
       line.active += 1;
       this.active += 1;
-      void this.readAndAttempt(ref, line).finally(() => this.release(ref, host, line));
+      const attempted = delivery && Date.now() - joinedAt < FRESH_MS ? this.attempt(delivery, line) : this.readAndAttempt(ref, line);
+      void attempted.finally(() => this.release(ref, host, line));
     }
   }
 
