@@ -3,7 +3,19 @@ import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { sharedSecretGeneratedIfMissing, signingSecretsOf } from '../secrets/shared-secret';
 import { readItems } from '../store/batch';
-import { claimMessage, deleteUnsendableMessage, parkMessage, postponeSweep, recordAttempt, rescheduleMessage, toMessage, type Attempt, type AttemptResult, type Message, type MessageRef } from '../store/messages';
+import {
+  claimMessage,
+  deleteUnsendableMessage,
+  parkMessage,
+  postponeSweep,
+  recordAttempt,
+  rescheduleMessage,
+  toMessage,
+  type Attempt,
+  type AttemptResult,
+  type Message,
+  type MessageRef,
+} from '../store/messages';
 import { messageKey, sharedSecretKey, webhookKey } from '../store/table';
 import { getWebhookItem, toWebhook, updateWebhookItem } from '../store/webhooks';
 import type { Webhook } from '../schemas/webhook';
