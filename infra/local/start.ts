@@ -1,6 +1,6 @@
 import './node-version-warning';
 import path from 'node:path';
-import { DEFAULT_DYNAMODB_PORT } from '../../lib/config/runtime';
+import { ConfigurationError, DEFAULT_DYNAMODB_PORT } from '../../lib/config/runtime';
 import { createApiKey, listApiKeys } from '../../lib/keys/api-keys';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
 import { writeKeyFile } from './key-file';
@@ -70,7 +70,7 @@ function superviseUntilStopped(service: LocalService) {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof StartupError) logger.error('failed to start', { reason: error.message });
+  if (error instanceof StartupError || error instanceof ConfigurationError) logger.error('failed to start', { reason: error.message });
   else logger.error('failed to start', error as Error);
   process.exit(1);
 });

@@ -28,6 +28,11 @@ export interface RuntimeConfig {
   allowLoopbackTargets: boolean;
 }
 
+/** A setting in the environment that cannot be used: what `npm start` reports in one line, without a stack trace. */
+export class ConfigurationError extends Error {
+  override readonly name = 'ConfigurationError';
+}
+
 export const DEFAULT_TABLE_NAME = 'webhooks';
 export const DEFAULT_DYNAMODB_PORT = 8000;
 const DEFAULT_LEASE_SECONDS = 15;
@@ -79,16 +84,17 @@ function retrySchedule(env: NodeJS.ProcessEnv): number[] | undefined {
   const raw = env.DELIVERY_RETRY_SCHEDULE;
   if (raw === undefined) return undefined;
   if (raw.trim() === '') return [];
-  const delays = raw.split(',').map((part) => Number(part.trim()));
-  if (delays.some((delay) => !Number.isFinite(delay) || delay < 0)) {
-    throw new Error(`DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got '${raw}'`);
+  const parts = raw.split(',').map((part) => part.trim());
+  const delays = parts.map(Number);
+  if (parts.some((part) => part === '') || delays.some((delay) => !Number.isFinite(delay) || delay < 0)) {
+    throw new ConfigurationError(`DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got '${raw}'`);
   }
   return delays;
 }
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const value = nonNegativeNumber(env, name);
-  if (value === 0) throw new Error(`${name} must be a positive number`);
+  if (value === 0) throw new ConfigurationError(`${name} must be a positive number`);
   return value;
 }
 
@@ -96,6 +102,6 @@ function nonNegativeNumber(env: NodeJS.ProcessEnv, name: string): number | undef
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got '${raw}'`);
+  if (!Number.isFinite(value) || value < 0) throw new ConfigurationError(`${name} must be a non-negative number, got '${raw}'`);
   return value;
 }

@@ -127,6 +127,7 @@ function toDelivery(message: Message): Delivery {
     attempts: message.attempts,
     nextAttemptAt: message.status === 'pending' ? message.nextAttemptAt : undefined,
     waitingForActivation: message.status === 'pending' && message.waitingForActivation ? true : undefined,
+    attemptUnderWay: message.status === 'pending' && (message.claimedUntil ?? 0) > Date.now() ? true : undefined,
     lastAttemptAt: last?.attemptedAt,
     lastResponseStatusCode: last?.statusCode,
     lastDurationMs: last?.durationMs,

@@ -21,6 +21,8 @@ export const delivery = z.object({
   nextAttemptAt: z.number().int().optional(),
   /** When pending and the webhook is inactive: the message is sent once the webhook is activated. */
   waitingForActivation: z.boolean().optional(),
+  /** When an attempt is under way (a retry asked for now is a 409). */
+  attemptUnderWay: z.boolean().optional(),
   lastAttemptAt: z.number().int().optional(),
   /** The last attempt's response status, when a response came. */
   lastResponseStatusCode: z.number().int().optional(),

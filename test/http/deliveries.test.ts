@@ -331,6 +331,7 @@ describe('retry and recover', () => {
     const { key, id } = await setUp(target.url);
     const messageId = await sendTest(key, id);
     await target.waitFor(1);
+    expect(await delivery(key, id, messageId)).toMatchObject({ status: 'pending', attempts: 0, attemptUnderWay: true });
     const response = await client.call('POST', `/v1/webhooks/${id}/deliveries/${messageId}/retry`, { key });
     expect(expectError(response, 409)).toMatch(/under way/);
     await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');

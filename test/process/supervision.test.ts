@@ -166,6 +166,14 @@ describe('npm start refuses to start, in one structured line', () => {
     expect(reason).toBe(`${file} must hold at least 32 bytes, hex-encoded: delete it to make a new one (page tokens handed out before stop working)`);
   });
 
+  it.each([
+    [{ DELIVERY_RETRY_SCHEDULE: 'abc' }, `DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got 'abc'`],
+    [{ DELIVERY_RETRY_SCHEDULE: '5,,10' }, `DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got '5,,10'`],
+    [{ DELIVERY_TIMEOUT_SECONDS: '0' }, 'DELIVERY_TIMEOUT_SECONDS must be a positive number'],
+  ])('when a setting is not usable (%j), naming it', async (env, expected) => {
+    expect(failureReason(await failedStart({ DATA_DIR: freshDataDir(), ...env }))).toBe(expected);
+  });
+
   it('when PAGE_TOKEN_KEY is set and not a key, naming it', async () => {
     const reason = failureReason(await failedStart({ DATA_DIR: freshDataDir(), PAGE_TOKEN_KEY: 'short' }));
     expect(reason).toBe('PAGE_TOKEN_KEY must hold at least 32 bytes, hex-encoded');
