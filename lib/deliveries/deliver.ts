@@ -9,7 +9,6 @@ import {
   parkMessage,
   postponeSweep,
   recordAttempt,
-  rescheduleMessage,
   toMessage,
   type Attempt,
   type AttemptResult,
@@ -19,10 +18,12 @@ import {
 import { messageKey, sharedSecretKey, webhookKey } from '../store/table';
 import { getWebhookItem, toWebhook, updateWebhookItem } from '../store/webhooks';
 import type { Webhook } from '../schemas/webhook';
-import { queueDeliveries } from './queue';
+import { queueAgainNow, queueDeliveries } from './queue';
+import { resumption } from './resume';
 import { retryDelayMs } from './schedule';
 import { sendAttempt } from './send';
 import { signatureHeaders, type SigningSecrets } from './signing';
+import { sweepGraceMs } from './sweep';
 import { USER_AGENT } from './user-agent';
 
 /** What an attempt needs, read in one batch: the message, its webhook and the account's secrets. */
@@ -37,9 +38,7 @@ export interface Delivery {
 /** What became of a message asked for by the queue or the sweep, before any attempt. */
 export type Prepared =
   | { kind: 'ready'; delivery: Delivery }
-  /** Not due yet (a queue message early, or a retry brought forward): try again at `at`. */
-  | { kind: 'later'; at: number }
-  /** Nothing to do: finished, under way elsewhere, waiting for its webhook, or gone. */
+  /** Nothing to do now: finished, under way elsewhere, queued for its time, parked for its webhook, or gone. */
   | { kind: 'none' };
 
 /** Margin beyond the attempt's timeout before another process may take the message up. */
@@ -47,6 +46,11 @@ const CLAIM_MARGIN_MS = 5_000;
 /** A queue message may arrive this much before the attempt's time and still be taken as due. */
 const EARLY_MS = 50;
 
+/**
+ * Reads what an attempt of the message needs, if it is due. One that is not due yet (a queue
+ * message early, a retry brought forward) is queued for its time; one whose webhook is inactive is
+ * parked; one whose webhook is gone is deleted.
+ */
 export async function prepareDelivery(ref: MessageRef, now = Date.now()): Promise<Prepared> {
   const keys = [messageKey(ref.account, ref.webhookId, ref.messageId), webhookKey(ref.account, ref.webhookId), sharedSecretKey(ref.account)];
   const { items } = await readItems(keys);
@@ -55,7 +59,10 @@ export async function prepareDelivery(ref: MessageRef, now = Date.now()): Promis
   const message = toMessage(messageItem);
   if (message.status !== 'pending' || message.nextAttemptAt === undefined) return { kind: 'none' };
   if (message.claimedUntil !== undefined && message.claimedUntil > now) return { kind: 'none' };
-  if (message.nextAttemptAt > now + EARLY_MS) return { kind: 'later', at: message.nextAttemptAt };
+  if (message.nextAttemptAt > now + EARLY_MS) {
+    await queueDeliveries([{ ...ref, at: message.nextAttemptAt }]);
+    return { kind: 'none' };
+  }
   const settings = runtimeConfig().delivery;
   if (!webhookItem) {
     // Deleted permanently: nobody can read its log any more, and nothing may be sent for it.
@@ -83,24 +90,18 @@ export async function deferDelivery({ message }: Delivery, until: number): Promi
  */
 async function park(message: Message, now: number): Promise<void> {
   if (!(await parkMessage(message, message.nextAttemptAt!, now))) return;
-  if ((await getWebhookItem(message.account, message.webhookId))?.status !== 'active') return;
-  const at = Date.now();
-  const sweepAt = at + Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
-  if (await rescheduleMessage(message, { at, sweepAt, now: at, manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt })) {
-    await queueDeliveries([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at }]);
-  }
+  if ((await getWebhookItem(message.account, message.webhookId))?.status === 'active') await queueAgainNow([message], resumption);
 }
 
-/** An attempt's outcome for its caller: when the message's next attempt is due, if it has one. */
+/** An attempt's outcome for its caller; none when another attempt holds the message. */
 export interface Attempted {
   attempt?: Attempt;
-  nextAttemptAt?: number;
 }
 
 /**
  * One attempt: claims the message, signs it with the account's current secrets, sends it, and
- * records what happened and what follows (success, the next attempt of the schedule, or failure,
- * which deactivates the webhook). Logs each attempt to `log` (locally, the local service's logger:
+ * records what happened and what follows (success, the next attempt of the schedule, queued for its
+ * time, or failure, which deactivates the webhook). Logs each attempt to `log` (locally, the local service's logger:
  * the handlers' one carries the last request's Lambda context).
  */
 export async function attemptDelivery({ message, webhook, secrets }: Delivery, log: Logger = logger): Promise<Attempted> {
@@ -149,7 +150,10 @@ export async function attemptDelivery({ message, webhook, secrets }: Delivery, l
     durationMs: attempt.durationMs,
     next: result.status,
   });
-  return { attempt, nextAttemptAt: recorded && result.status === 'pending' ? result.nextAttemptAt : undefined };
+  if (recorded && result.status === 'pending') {
+    await queueDeliveries([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: result.nextAttemptAt }]);
+  }
+  return { attempt };
 }
 
 function resultOf(
@@ -166,17 +170,14 @@ function resultOf(
   const delay = retryDelayMs(settings.retryScheduleSeconds, message.scheduledAttempts + 1, outcome.retryAfterSeconds);
   if (delay === undefined) return { result: finished('failed'), deactivate: 'a message failed its last attempt' };
   const nextAttemptAt = now + delay;
-  return { result: { status: 'pending', nextAttemptAt, sweepAt: nextAttemptAt + Math.round(settings.sweepGraceSeconds * 1000) } };
+  return { result: { status: 'pending', nextAttemptAt, sweepAt: nextAttemptAt + sweepGraceMs() } };
 }
 
 /**
- * One message from the queue to its attempt, for the dispatcher function: read, attempted if due,
- * and queued again for its next attempt. Throws when the store fails (the queue then redelivers it).
+ * One message from the queue to its attempt: read, and attempted if due. Throws when the store
+ * fails (the queue, or the sweep, brings it back).
  */
-export async function deliverQueued(ref: MessageRef): Promise<void> {
+export async function deliverQueued(ref: MessageRef, log: Logger = logger): Promise<Attempted> {
   const prepared = await prepareDelivery(ref);
-  if (prepared.kind === 'later') await queueDeliveries([{ ...ref, at: prepared.at }]);
-  if (prepared.kind !== 'ready') return;
-  const { nextAttemptAt } = await attemptDelivery(prepared.delivery);
-  if (nextAttemptAt !== undefined) await queueDeliveries([{ ...ref, at: nextAttemptAt }]);
+  return prepared.kind === 'ready' ? attemptDelivery(prepared.delivery, log) : {};
 }

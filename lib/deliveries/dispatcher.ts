@@ -1,9 +1,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import type { MessageRef } from '../store/messages';
-import { attemptDelivery, deferDelivery, prepareDelivery, type Delivery } from './deliver';
-import { queueDeliveries } from './queue';
+import { attemptDelivery, deferDelivery, deliverQueued, prepareDelivery, type Attempted, type Delivery } from './deliver';
+import { sweepGraceMs } from './sweep';
 
 export interface DispatcherLimits {
   /** Attempts under way at once, in all. */
@@ -112,7 +111,6 @@ export class Dispatcher {
   private async read(ref: MessageRef): Promise<void> {
     try {
       const prepared = await prepareDelivery(ref);
-      if (prepared.kind === 'later') await queueDeliveries([{ ...ref, at: prepared.at }]);
       if (prepared.kind === 'ready' && !this.draining) {
         const { delivery } = prepared;
         const line = this.lineOf(delivery.host);
@@ -126,7 +124,7 @@ export class Dispatcher {
           this.waiting += 1;
           const turnAt = Date.now() + this.expectedWaitMs(line, line.waiting.length);
           // Only a long wait is worth a write: the sweep would take the message up before its turn.
-          if (turnAt - delivery.message.sweepAt! > 0) await deferDelivery(delivery, turnAt + this.sweepGraceMs());
+          if (turnAt - delivery.message.sweepAt! > 0) await deferDelivery(delivery, turnAt + sweepGraceMs());
           return;
         }
         const drainedAt = Date.now() + this.expectedWaitMs(line, line.waiting.length);
@@ -148,22 +146,18 @@ export class Dispatcher {
     return Math.ceil(position / this.limits.perHost) * line.averageMs;
   }
 
-  private sweepGraceMs(): number {
-    return Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
-  }
-
   /** An attempt in a slot of its host's; when it ends, the slot goes to the next message waiting. */
   private start(delivery: Delivery, line: HostLine): void {
     line.active += 1;
     this.active += 1;
-    void this.attempt(delivery, line).finally(() => this.release(delivery.message, delivery.host, line));
+    void this.attempt(delivery.message, line, () => attemptDelivery(delivery, this.log)).finally(() => this.release(delivery.message, delivery.host, line));
   }
 
   private release(ref: MessageRef, host: string, line: HostLine): void {
     line.active -= 1;
     this.active -= 1;
     // A slow host's line stays, with what it has learnt of its attempts' time.
-    if (line.active === 0 && line.waiting.length === 0 && line.averageMs < this.sweepGraceMs()) this.hosts.delete(host);
+    if (line.active === 0 && line.waiting.length === 0 && line.averageMs < sweepGraceMs()) this.hosts.delete(host);
     this.done(ref);
     // A slot in all is free: the host first, then any other with messages waiting.
     this.startWaiting(host, line);
@@ -177,29 +171,20 @@ export class Dispatcher {
       this.waiting -= 1;
       line.active += 1;
       this.active += 1;
-      const attempted = delivery && Date.now() - joinedAt < FRESH_MS ? this.attempt(delivery, line) : this.readAndAttempt(ref, line);
-      void attempted.finally(() => this.release(ref, host, line));
+      const fresh = delivery && Date.now() - joinedAt < FRESH_MS;
+      void this.attempt(ref, line, () => (fresh ? attemptDelivery(delivery, this.log) : deliverQueued(ref, this.log))).finally(() =>
+        this.release(ref, host, line),
+      );
     }
   }
 
-  private async readAndAttempt(ref: MessageRef, line: HostLine): Promise<void> {
+  /** Runs an attempt, and learns from its time how long the host's line waits. */
+  private async attempt(ref: MessageRef, line: HostLine, attempting: () => Promise<Attempted>): Promise<void> {
     try {
-      const prepared = await prepareDelivery(ref);
-      if (prepared.kind === 'later') await queueDeliveries([{ ...ref, at: prepared.at }]);
-      if (prepared.kind === 'ready') await this.attempt(prepared.delivery, line);
-    } catch (error) {
-      this.log.warn('delivery not prepared; the sweep takes it up again', { messageId: ref.messageId, error: (error as Error).message });
-    }
-  }
-
-  private async attempt(delivery: Delivery, line: HostLine): Promise<void> {
-    try {
-      const { attempt, nextAttemptAt } = await attemptDelivery(delivery, this.log);
+      const { attempt } = await attempting();
       if (attempt) line.averageMs = line.averageMs === 0 ? attempt.durationMs : line.averageMs * 0.8 + attempt.durationMs * 0.2;
-      const { account, webhookId, messageId } = delivery.message;
-      if (nextAttemptAt !== undefined) await queueDeliveries([{ account, webhookId, messageId, at: nextAttemptAt }]);
     } catch (error) {
-      this.log.warn('delivery attempt not recorded; the sweep takes it up again', { messageId: delivery.message.messageId, error: (error as Error).message });
+      this.log.warn('delivery attempt not recorded; the sweep takes it up again', { messageId: ref.messageId, error: (error as Error).message });
     }
   }
 

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { webhookNotFound } from '../addresses/address-changes';
-import { runtimeConfig } from '../config/runtime';
 import { BadRequest, Conflict, NotFound } from '../errors';
 import { pageTokenKey } from '../config/page-token-key';
 import { decodeDeliveryPageToken, encodeDeliveryPageToken } from '../page-token';
@@ -15,12 +14,12 @@ import type {
   RecoverResult,
 } from '../schemas/deliveries';
 import type { Webhook } from '../schemas/webhook';
-import { getMessage, MAX_BODY_BYTES, putNewMessage, queryMessages, rescheduleMessage, type Message, type MessageRef } from '../store/messages';
-import { inChunks } from '../store/batch';
+import { getMessage, MAX_BODY_BYTES, putNewMessage, queryMessages, type Message, type MessageRef } from '../store/messages';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
-import { queueDeliveries } from './queue';
+import { queueAgainNow, queueDeliveries } from './queue';
 import { canonicalBody } from './signing';
+import { sweepGraceMs } from './sweep';
 
 /** What a notification says: the hosted API's envelope holds it with the webhook's id, the event type and the message id. */
 export interface Notification {
@@ -36,7 +35,6 @@ export interface Notification {
  * Returns the message ids.
  */
 export async function recordNotifications(account: string, webhookId: string, notifications: Notification[]): Promise<string[]> {
-  const settings = runtimeConfig().delivery;
   const recorded: MessageRef[] = [];
   const ids: string[] = [];
   const now = Date.now();
@@ -55,7 +53,7 @@ export async function recordNotifications(account: string, webhookId: string, no
       attempts: 0,
       scheduledAttempts: 0,
       nextAttemptAt: now,
-      sweepAt: now + Math.round(settings.sweepGraceSeconds * 1000),
+      sweepAt: now + sweepGraceMs(),
       attemptLog: [],
     };
     if (await putNewMessage(message)) recorded.push(message);
@@ -68,7 +66,11 @@ export async function recordNotifications(account: string, webhookId: string, no
 async function activeWebhook(account: string, id: string, action: string): Promise<Webhook> {
   const webhook = await getWebhookItem(account, id);
   if (!webhook) throw webhookNotFound(id);
-  if (webhook.status !== 'active') throw new BadRequest(`Webhook ${id} is inactive: activate it (PATCH {"status":"active"}) to ${action}`);
+  return refuseInactive(webhook, action);
+}
+
+function refuseInactive(webhook: Webhook, action: string): Webhook {
+  if (webhook.status !== 'active') throw new BadRequest(`Webhook ${webhook.id} is inactive: activate it (PATCH {"status":"active"}) to ${action}`);
   return webhook;
 }
 
@@ -148,10 +150,14 @@ export async function listDeliveries(account: string, id: string, { pageSize, pa
 
 const messageNotFound = (id: string, messageId: string) => new NotFound(`No message ${messageId} for webhook ${id}`);
 
-/** The message and its webhook, read together: a message of a webhook deleted for good is not found either. */
-async function existingMessage(account: string, id: string, messageId: string): Promise<Message> {
+/**
+ * The message, read with its webhook: a message of a webhook deleted for good is not found either.
+ * With `action`, the webhook must be active to do it.
+ */
+async function existingMessage(account: string, id: string, messageId: string, action?: string): Promise<Message> {
   const [webhook, message] = await Promise.all([getWebhookItem(account, id), getMessage({ account, webhookId: id, messageId })]);
   if (!webhook) throw webhookNotFound(id);
+  if (action) refuseInactive(webhook, action);
   if (!message) throw messageNotFound(id, messageId);
   return message;
 }
@@ -168,28 +174,15 @@ export async function getDelivery(account: string, id: string, messageId: string
  * overwrite the retry's.
  */
 export async function retryDelivery(account: string, id: string, messageId: string): Promise<QueuedMessage> {
-  await activeWebhook(account, id, 'send it messages');
-  const message = await existingMessage(account, id, messageId);
+  const message = await existingMessage(account, id, messageId, 'send it messages');
   if ((await requeue([message])).length === 0) {
     throw new Conflict(`An attempt of message ${messageId} is under way: retry it once its outcome shows in the log`);
   }
   return { messageId };
 }
 
-/** Brings each message's next attempt to now, unless an attempt holds it or its status changed; returns those it did. */
-async function requeue(messages: Message[]): Promise<Message[]> {
-  const now = Date.now();
-  const sweepAt = now + Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
-  const requeued: Message[] = [];
-  await inChunks(messages, 1, REQUEUE_PARALLEL, async ([message]) => {
-    const options = { at: now, sweepAt, now, manual: message!.status !== 'pending', seenStatus: message!.status };
-    if (await rescheduleMessage(message!, options)) requeued.push(message!);
-  });
-  await queueDeliveries(requeued.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
-  return requeued;
-}
-
-const REQUEUE_PARALLEL = 16;
+/** A retry or recover: a manual attempt of a finished message, the next one of a pending one; either unless its status changed. */
+const requeue = (messages: Message[]) => queueAgainNow(messages, (message) => ({ manual: message.status !== 'pending', seenStatus: message.status }));
 
 /** How many failed messages one recover call queues again; a second call takes up the rest. */
 export const RECOVER_LIMIT = 1000;

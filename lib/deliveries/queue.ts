@@ -1,7 +1,9 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
-import type { MessageRef } from '../store/messages';
+import { inChunks } from '../store/batch';
+import { rescheduleMessage, type Message, type MessageRef, type RescheduleOptions } from '../store/messages';
+import { sweepGraceMs } from './sweep';
 
 /** A message to attempt at `at` (ms): what the delivery queue carries. */
 export interface QueuedDelivery extends MessageRef {
@@ -44,6 +46,26 @@ export async function queueDeliveries(deliveries: QueuedDelivery[]): Promise<voi
     );
     if (Failed?.length) logger.warn('messages not queued; the sweep takes them up', { failed: Failed.length, code: Failed[0]!.Code });
   }
+}
+
+/** How a message is brought back to an attempt: whether it is a manual one, and what the message must still be as read. */
+export type Requeue = Pick<RescheduleOptions, 'manual' | 'seenStatus' | 'seenNextAttemptAt'>;
+
+const REQUEUE_PARALLEL = 16;
+
+/**
+ * Schedules each message's next attempt for now and queues it, unless an attempt holds it or it is
+ * no longer as `how` says it was read. Returns the messages it queued.
+ */
+export async function queueAgainNow(messages: Message[], how: (message: Message) => Requeue): Promise<Message[]> {
+  const now = Date.now();
+  const sweepAt = now + sweepGraceMs();
+  const requeued: Message[] = [];
+  await inChunks(messages, 1, REQUEUE_PARALLEL, async ([message]) => {
+    if (await rescheduleMessage(message!, { at: now, sweepAt, now, ...how(message!) })) requeued.push(message!);
+  });
+  await queueDeliveries(requeued.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
+  return requeued;
 }
 
 /** Locally: where queued messages go (the dispatcher started by `npm start`). Returns the way to stop. */

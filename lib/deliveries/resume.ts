@@ -1,11 +1,13 @@
-import { runtimeConfig } from '../config/runtime';
 import { tableName } from '../store/client';
 import { conditionHeld } from '../store/conditional-write';
 import { deleteItem, putItem, queryItems, updateItem, type Item } from '../store/items';
-import { queryParkedMessages, rescheduleMessage } from '../store/messages';
+import { queryParkedMessages, type Message } from '../store/messages';
 import { RESUMES_PARTITION, resumeJobKey, webhookIdOfSortKey } from '../store/table';
 import { getWebhookItem } from '../store/webhooks';
-import { queueDeliveries } from './queue';
+import { queueAgainNow, type Requeue } from './queue';
+
+/** A parked message goes back to where it was in its schedule, unless it changed since it was read. */
+export const resumption = (message: Message): Requeue => ({ manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt });
 
 /**
  * Records that the webhook's parked messages (those that waited while it was inactive) are to be
@@ -43,17 +45,9 @@ async function runResumeJob(job: Item, deadline: number): Promise<number> {
   let resumed = 0;
   let cursor = job.cursor as Item | undefined;
   if (webhook?.status === 'active') {
-    const sweepGraceMs = Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
     do {
       const page = await queryParkedMessages(account, webhookId, cursor);
-      const now = Date.now();
-      const queued = [];
-      for (const message of page.messages) {
-        const options = { at: now, sweepAt: now + sweepGraceMs, now, manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt };
-        if (await rescheduleMessage(message, options)) queued.push({ account, webhookId, messageId: message.messageId, at: now });
-      }
-      await queueDeliveries(queued);
-      resumed += queued.length;
+      resumed += (await queueAgainNow(page.messages, resumption)).length;
       cursor = page.lastEvaluatedKey;
       if (cursor && Date.now() >= deadline) {
         await updateItem({ TableName: tableName(), Key: resumeJobKey(webhookId), UpdateExpression: 'SET cursor = :cursor', ExpressionAttributeValues: { ':cursor': cursor } });

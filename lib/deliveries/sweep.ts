@@ -2,6 +2,9 @@ import { runtimeConfig } from '../config/runtime';
 import { deleteExpiredMessage, postponeSweep, queryTimeIndex, type MessageRef } from '../store/messages';
 import { DUE_INDEX_SHARDS, duePartition, expiresPartition } from '../store/table';
 
+/** How long after its time a message that no queue message brought is taken up by the sweep. */
+export const sweepGraceMs = () => Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
+
 const shards = Array.from({ length: DUE_INDEX_SHARDS }, (_, shard) => shard);
 
 /**
@@ -11,7 +14,7 @@ const shards = Array.from({ length: DUE_INDEX_SHARDS }, (_, shard) => shard);
  * that the next pass does not take it up again while its attempt is under way or queued.
  */
 export async function dueMessages(now: number, limitPerShard: number): Promise<MessageRef[]> {
-  const nextSweep = now + Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
+  const nextSweep = now + sweepGraceMs();
   const pages = await Promise.all(
     shards.map(async (shard) => {
       const due = await queryTimeIndex(duePartition(shard), now, limitPerShard);

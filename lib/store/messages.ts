@@ -212,10 +212,17 @@ async function addToAttemptLog(message: Message, attempt: Attempt): Promise<void
  * stays so). Holds only while no attempt holds the message at `now`, and, when given, if it still
  * is as the caller read it: its `nextAttemptAt` or its status.
  */
-export async function rescheduleMessage(
-  ref: MessageRef,
-  options: { at: number; sweepAt: number; now: number; manual: boolean; waitingForActivation?: boolean; seenNextAttemptAt?: number; seenStatus?: MessageStatus },
-): Promise<boolean> {
+export interface RescheduleOptions {
+  at: number;
+  sweepAt: number;
+  now: number;
+  manual: boolean;
+  waitingForActivation?: boolean;
+  seenNextAttemptAt?: number;
+  seenStatus?: MessageStatus;
+}
+
+export async function rescheduleMessage(ref: MessageRef, options: RescheduleOptions): Promise<boolean> {
   const due = messageDueIndexKey(ref.messageId, options.sweepAt);
   const values: Item = {
     ':pending': 'pending',
