@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, freePort, startNpmStart, type NpmStart } from '../support/npm-start';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { useTempDir } from '../support/temp-dir';
 
@@ -28,14 +28,7 @@ it(
 
     running = await startNpmStart(env);
     const key = readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim();
-    const call = async (method: string, route: string, body?: unknown) => {
-      const response = await fetch(`${running!.url}${route}`, {
-        method,
-        headers: { 'x-service-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as any };
-    };
+    const call = apiCaller(() => running!.url, key);
     const created = await call('POST', '/v1/webhooks', {
       url: receiver.url,
       chainId: '43114',

@@ -5,7 +5,7 @@ import { tableName } from '../../lib/store/client';
 import { getItem } from '../../lib/store/items';
 import { purgeJobKey, webhookAddressKey } from '../../lib/store/table';
 import { countAddressItems, itemsNaming, scanTable } from '../support/address-store';
-import { freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, freePort, startNpmStart, type NpmStart } from '../support/npm-start';
 import { useTempDir } from '../support/temp-dir';
 
 const dataDirs = useTempDir('webhooks-purge-after-kill-');
@@ -46,14 +46,7 @@ it(
 
     running = await startNpmStart(env);
     const key = readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim();
-    const call = async (method: string, route: string, body?: unknown) => {
-      const response = await fetch(`${running!.url}${route}`, {
-        method,
-        headers: { 'x-service-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as any };
-    };
+    const call = apiCaller(() => running!.url, key);
 
     const addresses = Array.from({ length: ADDRESSES }, () => `0x${randomBytes(20).toString('hex')}`);
     expect(new Set(addresses).size).toBe(ADDRESSES);

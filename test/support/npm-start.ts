@@ -74,3 +74,15 @@ export async function startNpmStart(env: Record<string, string>): Promise<NpmSta
     },
   };
 }
+
+/** Calls the API of the server at `url()` (read at each call: a restart moves it) with `key`, JSON in and out. */
+export function apiCaller(url: () => string, key: string) {
+  return async (method: string, route: string, body?: unknown) => {
+    const response = await fetch(`${url()}${route}`, {
+      method,
+      headers: { 'x-service-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+}
