@@ -22,6 +22,7 @@ export async function startBenchService(storeEnv: Record<string, string>, env: R
     DATA_DIR: await mkdtemp(path.join(tmpdir(), 'bench-data-')),
     THROTTLE_RATE_LIMIT: '1000000',
     THROTTLE_BURST_LIMIT: '1000000',
+    DEV_CHAIN: 'off',
     ...env,
   }, nodeArgs);
   return { service, key, account };

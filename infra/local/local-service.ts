@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parsePageTokenKey } from '../../lib/config/page-token-key';
@@ -11,6 +11,10 @@ import { ensureTable, portInUse } from './embedded-dynamodb';
 import { createLocalGateway } from './gateway';
 import { startDeliveryLoop } from './delivery-loop';
 import { startMaintenanceLoop } from './maintenance-loop';
+import { startChainFollowers } from './chain-loop';
+import { findAnvil, startDevChain, type DevChain, type DevChainOptions } from './dev-chain';
+import { localLogger as logger } from './local-logger';
+import { chainsFromEnvironment, devChainSettings, type ChainSettings } from '../../lib/config/chains';
 import { StartupError } from './startup-error';
 
 export interface LocalServiceOptions {
@@ -20,8 +24,12 @@ export interface LocalServiceOptions {
   host: string;
   /** Embedded DynamoDB port; ignored when DYNAMODB_ENDPOINT points elsewhere. */
   dynamoDbPort: number;
-  /** Where the embedded DynamoDB and the page-token key persist; absent keeps everything in memory. */
+  /** Where the embedded DynamoDB, the dev chain and the page-token key persist; absent keeps everything in memory. */
   dataDir?: string;
+  /** The local EVM node to start and follow; absent starts none. */
+  devChain?: Omit<DevChainOptions, 'stateDirectory'>;
+  /** Chains to follow besides the dev chain and those of CHAIN_RPC_URLS (tests follow a node they run). */
+  chains?: ChainSettings[];
 }
 
 export interface LocalService {
@@ -30,6 +38,8 @@ export interface LocalService {
   /** The embedded DynamoDB's process; absent when DYNAMODB_ENDPOINT names another store. */
   dynamoDbPid?: number;
   tableCreated: boolean;
+  /** The dev chain's node, when one was asked for and could start. */
+  devChain?: { rpcUrl: string; chainId: string; pid: number };
   /** Settles if the embedded DynamoDB's process exits while the service runs. */
   storeExit: Promise<ProcessExit>;
   /** Stops taking requests, lets those under way finish, then stops the store (which flushes it). */
@@ -48,7 +58,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   // The dispatcher runs in this process, so a queued message is lost only with it: after a restart,
   // the sweep takes up what was pending within seconds, not the minutes that suit a lost SQS message.
   process.env.DELIVERY_SWEEP_GRACE_SECONDS ??= '5';
+  const chains = [...chainsFromEnvironment(process.env), ...(options.chains ?? [])];
   let dynamoDb: DynamoDbProcess | undefined;
+  let devChain: DevChain | undefined;
   if (!process.env.DYNAMODB_ENDPOINT) {
     dynamoDb = await startDynamoDbProcess({
       port: options.dynamoDbPort,
@@ -67,13 +79,19 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
     });
     await listen(gateway, options.port, options.host);
+    if (options.devChain) {
+      devChain = await startLocalDevChain({ ...options.devChain, stateDirectory: options.dataDir && path.join(options.dataDir, 'dev-chain') });
+      if (devChain) chains.unshift(devChainSettings(options.devChain.chainId, devChain.rpcUrl));
+    }
     const maintenance = startMaintenanceLoop();
     const delivery = startDeliveryLoop();
+    const followers = startChainFollowers(chains);
     const { port } = gateway.address() as AddressInfo;
     return {
       url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
       dynamoDbEndpoint: config.dynamoDbEndpoint!,
       dynamoDbPid: dynamoDb?.pid,
+      devChain: devChain && options.devChain && { rpcUrl: devChain.rpcUrl, chainId: options.devChain.chainId, pid: devChain.pid },
       tableCreated,
       storeExit: dynamoDb?.unexpectedExit ?? new Promise(() => undefined),
       close: async () => {
@@ -81,11 +99,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
           gateway.close(() => resolve());
           gateway.closeIdleConnections();
         });
-        await Promise.all([maintenance.stop(), delivery.stop()]);
+        await followers.stop();
+        await Promise.all([maintenance.stop(), delivery.stop(), devChain?.stop()]);
         await dynamoDb?.close();
       },
     };
   } catch (error) {
+    await devChain?.stop();
     await dynamoDb?.close();
     throw error;
   }
@@ -123,4 +143,26 @@ function checkedPageTokenKey(hex: string, source: string, remedy?: string): stri
     throw new StartupError(remedy ? `${(error as Error).message}: ${remedy}` : (error as Error).message);
   }
   return hex.trim();
+}
+
+/**
+ * The dev chain, or none when this platform has no anvil binary (npm's registry may lack its
+ * package): the service then starts without it and says so in one line.
+ */
+async function startLocalDevChain(options: DevChainOptions): Promise<DevChain | undefined> {
+  const binary = findAnvil();
+  if (!binary) {
+    logger.warn(`no dev chain: no anvil binary for ${process.platform}-${process.arch} (neither npm's @foundry-rs/anvil nor an anvil on PATH); DEV_CHAIN=off silences this`);
+    return undefined;
+  }
+  if (options.port !== 0 && (await portTaken(options.port))) throw portInUse(options.port, 'DEV_CHAIN_PORT');
+  return startDevChain(options, binary);
+}
+
+function portTaken(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(true));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(false)));
+  });
 }

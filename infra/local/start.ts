@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ConfigurationError, DEFAULT_DYNAMODB_PORT } from '../../lib/config/runtime';
 import { createApiKey, listApiKeys } from '../../lib/keys/api-keys';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
+import { DEFAULT_DEV_CHAIN_ID, DEFAULT_DEV_CHAIN_PORT } from './dev-chain';
 import { writeKeyFile } from './key-file';
 import { localLogger as logger } from './local-logger';
 import { startLocalService, type LocalService } from './local-service';
@@ -17,17 +18,29 @@ async function main() {
     host: process.env.HOST || '127.0.0.1',
     dynamoDbPort: Number(process.env.DYNAMODB_PORT ?? DEFAULT_DYNAMODB_PORT),
     dataDir,
+    devChain: devChainOptions(),
   });
-  logger.info('started', { url: service.url, dynamoDbEndpoint: service.dynamoDbEndpoint, dynamoDbPid: service.dynamoDbPid });
+  logger.info('started', { url: service.url, dynamoDbEndpoint: service.dynamoDbEndpoint, dynamoDbPid: service.dynamoDbPid, devChain: service.devChain });
   superviseUntilStopped(service);
 
   const lines = [`Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`];
+  if (service.devChain) lines.push(`Dev chain ${service.devChain.chainId} at ${service.devChain.rpcUrl} (try: npm run chain -- accounts)`);
   if ((await listApiKeys(DEV_ACCOUNT)).length === 0) lines.push(...(await firstDevKey(service, dataDir)));
   else {
     const port = process.env.DYNAMODB_ENDPOINT ? '' : `DYNAMODB_PORT=${new URL(service.dynamoDbEndpoint).port} `;
     lines.push(`More keys: ${port}npm run keys -- create --account ${DEV_ACCOUNT}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** DEV_CHAIN=off: no dev chain; DEV_CHAIN_PORT and DEV_CHAIN_ID: where it listens and its chain id. */
+function devChainOptions() {
+  if (process.env.DEV_CHAIN === 'off') return undefined;
+  const chainId = process.env.DEV_CHAIN_ID || DEFAULT_DEV_CHAIN_ID;
+  if (!/^[1-9]\d{0,18}$/.test(chainId)) throw new ConfigurationError(`DEV_CHAIN_ID must be a chain id (a positive whole number), got '${chainId}'`);
+  const port = Number(process.env.DEV_CHAIN_PORT || DEFAULT_DEV_CHAIN_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigurationError(`DEV_CHAIN_PORT must be a port number, got '${process.env.DEV_CHAIN_PORT}'`);
+  return { port, chainId };
 }
 
 /**

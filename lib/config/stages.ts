@@ -32,6 +32,8 @@ export interface StageSettings {
   /** Timeout of the background function that purges deleted webhooks and completes interrupted address changes. */
   maintenanceTimeoutSeconds: number;
   delivery: DeliverySettings;
+  /** Chains (of KNOWN_CHAINS) a follower function follows on AWS, each with its RPC URL in a secret. */
+  followedChains: string[];
 }
 
 /** How notifications are sent, retried and kept. */
@@ -82,6 +84,7 @@ const development: Omit<StageSettings, 'name'> = {
   addressLimits: { perWebhook: 1_000_000, perCall: 10_000 },
   maintenanceTimeoutSeconds: 300,
   delivery,
+  followedChains: ['43114', '43113'],
 };
 
 const production: Omit<StageSettings, 'name'> = {

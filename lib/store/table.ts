@@ -136,6 +136,13 @@ export const resumeJobKey = (id: string): TableKey => ({ pk: RESUMES_PARTITION, 
 /** What an inactive webhook's gsi2pk is set to: the inactive webhooks of its chain. */
 export const inactiveWebhooksPartition = (chainId: string) => `CHAIN#${chainId}#INACTIVE`;
 
+/** A followed chain's state: how far the follower has got, and who follows it now. */
+const chainPartition = (chainId: string) => `CHAIN#${chainId}`;
+export const chainCheckpointKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'CHECKPOINT' });
+export const chainLeaseKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'LEASE' });
+/** A token's name, symbol and decimals, read from the chain once. */
+export const tokenMetadataKey = (chainId: string, address: string): TableKey => ({ pk: chainPartition(chainId), sk: `TOKEN#${address.toLowerCase()}` });
+
 const webhookMessagesPartition = (account: string, webhookId: string) => `${webhookAddressesPartition(account, webhookId)}#MESSAGES`;
 
 export const MESSAGE_SORT_KEY_PREFIX = 'MESSAGE#';

@@ -28,7 +28,7 @@ function storePid(server: RunningServer): number {
 
 /** `npm start` run to its end, for starts that must fail: its exit code and output. */
 function failedStart(env: Record<string, string>) {
-  return runScript('infra/local/start.ts', [], { PORT: '0', DYNAMODB_PORT: '0', ...env }, npmStartNodeArgs());
+  return runScript('infra/local/start.ts', [], { PORT: '0', DYNAMODB_PORT: '0', DEV_CHAIN_PORT: '0', ...env }, npmStartNodeArgs());
 }
 
 /** The one structured "failed to start" line, and no stack trace or raw dynalite error anywhere. */
@@ -70,7 +70,7 @@ describe('npm start runs the embedded DynamoDB in a process of its own', () => {
   it('stops both when SIGTERM is sent to the npm process itself (as `kill $!` after `npm start &` does)', async () => {
     const npm = spawn('npm', ['start'], {
       cwd: path.resolve(__dirname, '../..'),
-      env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0', DATA_DIR: freshDataDir(), POWERTOOLS_LOG_LEVEL: 'INFO' },
+      env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0', DEV_CHAIN_PORT: '0', DATA_DIR: freshDataDir(), POWERTOOLS_LOG_LEVEL: 'INFO' },
     });
     let output = '';
     const exited = new Promise((resolve) => npm.once('exit', resolve));
@@ -219,7 +219,7 @@ async function runOnTerminalUntil(env: Record<string, string>, pattern: RegExp):
   const command = [process.execPath, ...npmStartNodeArgs(), '--import', 'tsx', 'infra/local/start.ts'].join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0', POWERTOOLS_LOG_LEVEL: 'INFO', ...env },
+    env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0', DEV_CHAIN_PORT: '0', POWERTOOLS_LOG_LEVEL: 'INFO', ...env },
   });
   let output = '';
   const exited = new Promise((resolve) => child.once('exit', resolve));

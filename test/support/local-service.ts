@@ -1,4 +1,4 @@
-import { startLocalService, type LocalService } from '../../infra/local/local-service';
+import { startLocalService, type LocalService, type LocalServiceOptions } from '../../infra/local/local-service';
 import { createApiKey } from '../../lib/keys/api-keys';
 
 export interface TestClient {
@@ -16,14 +16,14 @@ export interface TestClient {
  * The whole local service (embedded DynamoDB in memory + local gateway) on free ports for one test
  * file, driven over real HTTP. `env` is applied before it starts (throttle limits, stage, ...).
  */
-export function useLocalService(env: Record<string, string> = {}): TestClient {
+export function useLocalService(env: Record<string, string> = {}, options: Pick<LocalServiceOptions, 'chains'> | (() => Pick<LocalServiceOptions, 'chains'>) = {}): TestClient {
   let service: LocalService | undefined;
   beforeAll(async () => {
     if (process.env.TEST_DYNAMODB_ENDPOINT) process.env.DYNAMODB_ENDPOINT = process.env.TEST_DYNAMODB_ENDPOINT;
     else delete process.env.DYNAMODB_ENDPOINT;
     delete process.env.PAGE_TOKEN_KEY;
     Object.assign(process.env, { STAGE: 'local', TABLE_NAME: 'webhooks-http-test', AUTHORIZER_CACHE_TTL_SECONDS: '0', ...env });
-    service = await startLocalService({ port: 0, host: '127.0.0.1', dynamoDbPort: 0 });
+    service = await startLocalService({ port: 0, host: '127.0.0.1', dynamoDbPort: 0, ...(typeof options === 'function' ? options() : options) });
   });
   afterAll(async () => {
     await service?.close();

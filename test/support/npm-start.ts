@@ -34,7 +34,7 @@ export function freePort(): Promise<number> {
  * would, without touching jest's), until it prints where it listens and its "started" line.
  */
 export async function startNpmStart(env: Record<string, string>): Promise<NpmStart> {
-  const childEnv: Record<string, string | undefined> = { ...process.env, POWERTOOLS_LOG_LEVEL: 'INFO', ...env };
+  const childEnv: Record<string, string | undefined> = { ...process.env, POWERTOOLS_LOG_LEVEL: 'INFO', DEV_CHAIN_PORT: '0', ...env };
   delete childEnv.DYNAMODB_ENDPOINT;
   const child = spawn('npm', ['start'], { cwd: ROOT, env: childEnv, detached: true });
   let output = '';

@@ -79,7 +79,7 @@ export function npmStartNodeArgs(): string[] {
 export async function startServerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<RunningServer> {
   const server = await spawnListening(
     'infra/local/start.ts',
-    { PORT: '0', DYNAMODB_PORT: '0', ...env },
+    { PORT: '0', DYNAMODB_PORT: '0', DEV_CHAIN_PORT: '0', ...env },
     /listening on (http:\/\/\S+:\d+) \(DynamoDB at http:\/\/127\.0\.0\.1:(\d+)\)/,
     [...npmStartNodeArgs(), ...nodeArgs],
   );

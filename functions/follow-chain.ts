@@ -1,0 +1,42 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { followChain } from '../lib/chains/follow-loop';
+import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, followedChain, type ChainSettings } from '../lib/config/chains';
+import { runtimeConfig } from '../lib/config/runtime';
+import { logger } from '../lib/logger';
+
+/** Time left for the lease's release and the metrics' flush after the last step. */
+const MARGIN_MS = 5_000;
+const LAG_METRIC_INTERVAL_MS = 10_000;
+let chainSettings: Promise<ChainSettings> | undefined;
+const metrics = new Metrics({ namespace: CHAIN_METRICS_NAMESPACE, serviceName: 'chain-follower' });
+
+/**
+ * Scheduled every minute per followed chain (CHAIN_ID): follows the chain until just before its
+ * timeout, holding the chain's lease, so that the next run takes over where this one stopped. A run
+ * that starts while another holds the lease waits for it and stops at its own deadline.
+ */
+export const handler = middy(async (_event: unknown, context: Context) => {
+  chainSettings ??= followedChain(process.env).catch((error: unknown) => {
+    chainSettings = undefined;
+    throw error;
+  });
+  const chain = await chainSettings;
+  const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
+  let publishedAt = 0;
+  await followChain(chain, {
+    leaseMs: runtimeConfig().leaseSeconds * 1000 * 2,
+    deadline,
+    signal: new AbortController().signal,
+    log: logger,
+    onStep: ({ lag }) => {
+      if (Date.now() - publishedAt < LAG_METRIC_INTERVAL_MS) return;
+      publishedAt = Date.now();
+      metrics.addDimension('chainId', chain.chainId);
+      metrics.addMetric(CHAIN_LAG_METRIC, MetricUnit.Count, lag);
+      metrics.publishStoredMetrics();
+    },
+  });
+}).use(injectLambdaContext(logger));

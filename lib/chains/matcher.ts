@@ -1,0 +1,132 @@
+/**
+ * `address_activity` matching: which active webhooks a block's transactions notify. Per block, the
+ * addresses it touches are looked up in the address index (`findActiveWatchers`), so that the cost
+ * grows with the block and its matches, not with the number of watched addresses.
+ */
+import { findActiveWatchers } from '../addresses/watchers';
+import type { Webhook } from '../schemas/webhook';
+import { readItems } from '../store/batch';
+import { toWebhook } from '../store/webhooks';
+import { webhookIdOfSortKey, webhookKey, webhookPointerKey } from '../store/table';
+import { decodeTransfers } from './payload';
+import type { BlockData, CallFrame } from './rpc-types';
+
+/** How a transaction touches an address. */
+interface Touch {
+  /** The transaction's `from`, `to` or created contract. */
+  direct: boolean;
+  /** The `from` or `to` of one of its internal calls. */
+  internal: boolean;
+  /** The topic0 of each of its logs the address emitted or is a token transfer's party in. */
+  topics: Set<string>;
+}
+
+export interface WebhookMatch {
+  account: string;
+  webhook: Webhook;
+  /** The indexes of the block's transactions that notify it, in block order. */
+  transactionIndexes: number[];
+}
+
+export interface BlockMatches {
+  matches: WebhookMatch[];
+  /** Store reads this block cost: the benchmark's figure. */
+  reads: number;
+}
+
+export async function matchBlock(chainId: string, data: BlockData): Promise<BlockMatches> {
+  const touches = data.block.transactions.map((_, index) => touchesOf(data, index));
+  const addresses = new Set<string>();
+  for (const touched of touches) for (const address of touched.keys()) addresses.add(address);
+  if (addresses.size === 0) return { matches: [], reads: 0 };
+  const watchers = await findActiveWatchers(chainId, [...addresses]);
+  let reads = watchers.reads.batchGets + watchers.reads.watcherQueries + watchers.reads.inactiveQueries;
+  if (watchers.matches.size === 0) return { matches: [], reads };
+
+  const webhookIds = new Set([...watchers.matches.values()].flat());
+  const webhooks = await activeWebhooks(chainId, [...webhookIds]);
+  reads += webhooks.reads;
+  const matches = new Map<string, WebhookMatch>();
+  touches.forEach((touched, index) => {
+    const topics = new Set(data.receipts[index]!.logs.map((log) => log.topics[0]?.toLowerCase()).filter((topic) => topic !== undefined));
+    const notified = new Set<string>();
+    for (const [address, touch] of touched) {
+      for (const id of watchers.matches.get(address) ?? []) {
+        const found = webhooks.byId.get(id);
+        if (!found || notified.has(id) || !notifies(found.webhook, touch, topics)) continue;
+        notified.add(id);
+        const match = matches.get(id) ?? { ...found, transactionIndexes: [] };
+        match.transactionIndexes.push(index);
+        matches.set(id, match);
+      }
+    }
+  });
+  for (const match of matches.values()) match.transactionIndexes.sort((a, b) => a - b);
+  return { matches: [...matches.values()], reads };
+}
+
+/**
+ * The definition the README gives: a watched address touched directly, through a log (emitter or
+ * token transfer party) or, with `includeInternalTxs`, through an internal call. With event
+ * signatures, the transaction must have a log with one of them, and only such logs count.
+ */
+function notifies(webhook: Webhook, touch: Touch, transactionTopics: Set<string>): boolean {
+  const signatures = webhook.metadata.eventSignatures.map((signature) => signature.toLowerCase());
+  if (signatures.length > 0 && !signatures.some((signature) => transactionTopics.has(signature))) return false;
+  if (touch.direct || (touch.internal && webhook.includeInternalTxs)) return true;
+  return signatures.length === 0 ? touch.topics.size > 0 : signatures.some((signature) => touch.topics.has(signature));
+}
+
+/** Every address the transaction touches (lower-case), and how. */
+function touchesOf(data: BlockData, index: number): Map<string, Touch> {
+  const touched = new Map<string, Touch>();
+  const touch = (address: string | null | undefined) => {
+    if (!address) return undefined;
+    const key = address.toLowerCase();
+    let entry = touched.get(key);
+    if (!entry) touched.set(key, (entry = { direct: false, internal: false, topics: new Set() }));
+    return entry;
+  };
+  const transaction = data.block.transactions[index]!;
+  const receipt = data.receipts[index]!;
+  for (const address of [transaction.from, transaction.to, receipt.contractAddress]) {
+    const entry = touch(address);
+    if (entry) entry.direct = true;
+  }
+  for (const log of receipt.logs) {
+    const topic0 = log.topics[0]?.toLowerCase();
+    if (topic0) touch(log.address)!.topics.add(topic0);
+  }
+  for (const transfer of decodeTransfers(receipt)) {
+    for (const party of [transfer.from, transfer.to]) touch(party)!.topics.add(transfer.topic0);
+  }
+  const trace = data.traces?.[index];
+  for (const frame of trace ? innerCalls(trace) : []) {
+    for (const address of [frame.from, frame.to]) {
+      const entry = touch(address);
+      if (entry) entry.internal = true;
+    }
+  }
+  return touched;
+}
+
+function* innerCalls(frame: CallFrame): Generator<CallFrame> {
+  for (const call of frame.calls ?? []) {
+    yield call;
+    yield* innerCalls(call);
+  }
+}
+
+/** The webhooks among `ids` that are active and on the chain, with their accounts: two batch reads. */
+async function activeWebhooks(chainId: string, ids: string[]) {
+  const pointers = await readItems(ids.map(webhookPointerKey));
+  const accounts = pointers.items.map((item) => ({ id: webhookIdOfSortKey(item.pk as string), account: item.account as string }));
+  const items = await readItems(accounts.map(({ account, id }) => webhookKey(account, id)));
+  const accountOf = new Map(accounts.map(({ id, account }) => [id, account]));
+  const byId = new Map<string, { account: string; webhook: Webhook }>();
+  for (const item of items.items) {
+    const webhook = toWebhook(item);
+    if (webhook.status === 'active' && webhook.chainId === chainId) byId.set(webhook.id, { account: accountOf.get(webhook.id)!, webhook });
+  }
+  return { byId, reads: pointers.requests + items.requests };
+}

@@ -1,0 +1,85 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomAddress } from '../support/factories';
+import { apiCaller, freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { logLines } from '../support/processes';
+import { startReceiver, type Receiver } from '../support/receiver';
+import { useTempDir } from '../support/temp-dir';
+
+const dataDirs = useTempDir('webhooks-chain-after-kill-');
+const DEV_ACCOUNT = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
+const WATCHED = Array.from({ length: 5 }, randomAddress);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let running: NpmStart | undefined;
+let receiver: Receiver | undefined;
+afterAll(async () => {
+  await running?.killGroup();
+  await receiver?.close();
+});
+
+async function rpc(url: string, method: string, params: unknown[] = []): Promise<any> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await response.json()) as { result?: unknown; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result;
+}
+
+const devChainUrl = (started: NpmStart) => (logLines(started.output()).find((line: any) => line.message === "started") as any).devChain.rpcUrl as string;
+
+/** Sends `count` transfers, one block each, to the watched addresses in turn; ignores failures (the node may be going down). */
+async function sendTransfers(url: string, count: number) {
+  for (let index = 0; index < count; index += 1) {
+    await rpc(url, 'eth_sendTransaction', [{ from: DEV_ACCOUNT, to: WATCHED[index % WATCHED.length], value: '0x1' }]).catch(() => undefined);
+  }
+}
+
+/** Every (transaction, block) of the node's chain now that sends to a watched address. */
+async function canonicalTransfers(url: string): Promise<string[]> {
+  const head = Number(await rpc(url, 'eth_blockNumber'));
+  const found: string[] = [];
+  for (let number = 1; number <= head; number += 1) {
+    const block = await rpc(url, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, true]);
+    for (const transaction of block.transactions) if (WATCHED.includes(transaction.to)) found.push(`${transaction.hash}@${block.hash}`);
+  }
+  return found;
+}
+
+it(
+  'SIGKILL of npm start while blocks are being followed loses no activity and records no message twice',
+  async () => {
+    const dataDir = path.join(dataDirs(), 'data');
+    const env = { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()), DEV_CHAIN_PORT: String(await freePort()), DATA_DIR: dataDir };
+    receiver = await startReceiver();
+    running = await startNpmStart(env);
+    const call = apiCaller(() => running!.url, readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim());
+    const created = await call('POST', '/v1/webhooks', { url: receiver.url, chainId: '31337', eventType: 'address_activity', metadata: { addresses: WATCHED } });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+
+    const url = devChainUrl(running);
+    await sendTransfers(url, 20);
+    // anvil saves its chain every second: these 20 survive the kill, what follows may not.
+    await sleep(1500);
+    const sending = sendTransfers(url, 20);
+    await sleep(150);
+    await running.killGroup();
+    running = undefined;
+    await sending;
+
+    running = await startNpmStart(env);
+    await sendTransfers(devChainUrl(running), 10);
+    const expected = await canonicalTransfers(devChainUrl(running));
+    expect(expected.length).toBeGreaterThanOrEqual(30);
+    const received = () => new Set(receiver!.requests.map((request) => JSON.parse(request.body).event.transaction).map((tx) => `${tx.txHash}@${tx.blockHash}`));
+    const deadline = Date.now() + 30_000;
+    while (expected.some((transfer) => !received().has(transfer))) {
+      if (Date.now() > deadline) throw new Error(`not notified: ${expected.filter((transfer) => !received().has(transfer)).join(', ')}`);
+      await sleep(200);
+    }
+    const log = (await call('GET', `/v1/webhooks/${id}/deliveries?pageSize=100`)).body.deliveries.map((entry: { messageId: string }) => entry.messageId);
+    expect(new Set(log).size).toBe(log.length);
+    expect(log.length).toBeGreaterThanOrEqual(expected.length);
+  },
+  120_000,
+);
