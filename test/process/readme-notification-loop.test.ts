@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { useTempDir } from '../support/temp-dir';
+
+const ROOT = path.resolve(__dirname, '../..');
+const dataDirs = useTempDir('webhooks-readme-loop-');
+
+/** The sh blocks of the README's "From a transaction to a notification", as a user would paste them. */
+function loopBlocks(): string[] {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('## From a transaction to a notification');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+}
+
+function bash(script: string, env: Record<string, string>) {
+  const child = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, ...env }, detached: true });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { output: () => output, exited, kill: () => process.kill(-child.pid!, 'SIGTERM') };
+}
+
+let running: NpmStart | undefined;
+let receiver: ReturnType<typeof bash> | undefined;
+afterAll(async () => {
+  receiver?.kill();
+  await running?.killGroup();
+});
+
+it(
+  "the README's loop runs as pasted: the receiver prints the transfer's notification, verified",
+  async () => {
+    const [receiverBlock, sendBlock] = loopBlocks();
+    expect(receiverBlock).toContain('npm run receiver');
+    expect(sendBlock).toContain('npm run chain -- send');
+    const dataDir = path.join(dataDirs(), 'data');
+    const ports = { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()), DEV_CHAIN_PORT: String(await freePort()) };
+    const receiverPort = String(await freePort());
+    running = await startNpmStart({ ...ports, DATA_DIR: dataDir });
+    // The changes: the data directory and ports of the server under test, not .data, 3000 and 4000.
+    const local = (block: string) =>
+      block.replaceAll('.data/', `${dataDir}/`).replaceAll('127.0.0.1:3000', `127.0.0.1:${ports.PORT}`).replaceAll('127.0.0.1:4000', `127.0.0.1:${receiverPort}`);
+    receiver = bash(local(receiverBlock!).replace('npm run receiver --', `npm run receiver -- --port ${receiverPort}`), ports);
+    while (!receiver.output().includes('Receiving notifications at')) await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const sender = bash(local(sendBlock!), ports);
+    expect(await sender.exited).toBe(0);
+    const transaction = /transaction (0x[0-9a-f]{64})/.exec(sender.output())![1]!;
+    const deadline = Date.now() + 15_000;
+    while (!receiver.output().includes(transaction) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(receiver.output()).toContain(`"txHash": "${transaction}"`);
+    expect(receiver.output()).toContain('x-signature ✓ webhook-signature ✓');
+    expect(receiver.output()).toContain('"valueWithDecimals": "1.5"');
+  },
+  90_000,
+);
