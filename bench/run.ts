@@ -4,6 +4,7 @@ import path from 'node:path';
 import { localLogger } from '../infra/local/local-logger';
 import { logger } from '../lib/logger';
 import { addresses } from './sections/addresses';
+import { chains } from './sections/chains';
 import { coldStart } from './sections/cold-start';
 import { delivery } from './sections/delivery';
 import { latency } from './sections/latency';
@@ -12,10 +13,10 @@ import { heapPerKey, peakRss } from './sections/memory';
 import { throttling } from './sections/throttling';
 import { formatTable, type BenchOptions, type Figure } from './support/report';
 import { startBenchService } from './support/service';
-import { installDynamoDbCounter, startBenchStore } from './support/store';
+import { installDynamoDbCounter, instrumentDynamoDb, startBenchStore } from './support/store';
 
 /**
- * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,addresses] [--out=file]`:
+ * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,chains,addresses] [--out=file]`:
  * what the service costs, each timing a ratio against a baseline measured side by side in the same
  * run. Progress goes to stderr; the table (or JSON) to stdout; the figures also to bench/results.json.
  */
@@ -56,6 +57,7 @@ async function main(argv: string[]) {
     if (wanted('cold')) figures.push(...(await coldStart(options, store.env)));
     if (wanted('throttle')) figures.push(...(await throttling(options, store.env)));
     if (wanted('delivery')) figures.push(...(await delivery(options, store)));
+    if (wanted('chains')) figures.push(...(await chains(options, instrumentDynamoDb())));
     // Last: it leaves the store holding millions of items, which the sections above should not meet.
     if (wanted('addresses')) figures.push(...(await addresses(options, store)));
   } finally {

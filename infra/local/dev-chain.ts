@@ -74,7 +74,7 @@ export async function startDevChain(options: DevChainOptions, binary = findAnvil
   if (options.stateDirectory) {
     mkdirSync(options.stateDirectory, { recursive: true });
     // Saved every second and on exit: after a SIGKILL the chain may come back up to a second behind.
-    args.push('--state', path.join(options.stateDirectory, 'state.json'), '--state-interval', '1', '--preserve-historical-states');
+    args.push('--state', path.join(options.stateDirectory, 'state.json'), '--state-interval', '1');
   }
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -2,8 +2,9 @@
  * The chain follower: takes each block once it is `confirmations` deep, in order, checks that it
  * extends the last one taken (else walks back to where the chain forked and goes on from there),
  * records the notifications its transactions make, and only then moves the chain's checkpoint. A
- * crash anywhere makes the next follower take the last block again, and since message ids are
- * derived from the webhook, chain, block and transaction, recording them again records nothing new.
+ * crash anywhere makes the next follower take the last step's blocks again (one block at the head;
+ * up to CATCH_UP_BATCH while catching up), and since message ids are derived from the webhook, chain,
+ * block and transaction, recording them again records nothing new.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
@@ -12,14 +13,14 @@ import { inChunks } from '../store/batch';
 import { getCheckpoint, moveCheckpoint, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
 import { MAX_BODY_BYTES } from '../store/messages';
 import { deterministicUuid } from '../uuid';
-import { matchBlock, type WebhookMatch } from './matcher';
+import { matchBlocks, type WebhookMatch } from './matcher';
 import { buildAddressActivityEvent, tokenAddressesOf } from './payload';
 import { ChainNode } from './rpc';
 import type { BlockData } from './rpc-types';
 import { TokenMetadataCache } from './tokens';
 
-/** Blocks fetched at once while catching up (their requests go in JSON-RPC batches). */
-const CATCH_UP_BATCH = 20;
+/** Blocks fetched, matched and checkpointed at once while catching up (their requests go in JSON-RPC batches). */
+export const CATCH_UP_BATCH = 50;
 const WEBHOOKS_RECORDED_IN_PARALLEL = 8;
 
 export interface StepResult {
@@ -39,6 +40,8 @@ export class ChainFollower {
   private readonly tokens: TokenMetadataCache;
   /** The checkpoint as this follower last wrote it: while it holds the lease, nobody else moves it. */
   private checkpoint: Checkpoint | undefined;
+  /** The next blocks, asked for while the last ones were being recorded. */
+  private prefetched: { first: number; last: number; blocks: Promise<BlockData[]> } | undefined;
 
   constructor(readonly chain: ChainSettings, private readonly log: Logger) {
     this.node = new ChainNode(chain.rpcUrl, chain.traces);
@@ -72,22 +75,27 @@ export class ChainFollower {
     }
     const last = Math.min(safe, checkpoint.number + CATCH_UP_BATCH);
     if (last <= checkpoint.number) return idle;
-    const numbers = Array.from({ length: last - checkpoint.number }, (_, index) => checkpoint!.number + 1 + index);
-    const blocks = await Promise.all(numbers.map((number) => this.node.blockAt(number)));
+    const blocks = await this.blocksFrom(checkpoint.number + 1, last);
+    // While catching up, the next blocks are fetched while these are matched and recorded.
+    if (last < safe) this.prefetch(last + 1, Math.min(safe, last + CATCH_UP_BATCH));
     const result: StepResult = { lag: 0, caughtUp: false, checkpoint: checkpoint.number, blocks: 0, notifications: 0 };
+    // The run of fetched blocks that extends the checkpoint: a fork under them is found by the next step.
+    const chained: BlockData[] = [];
     for (const data of blocks) {
-      // A fork under the blocks just fetched: the next step finds it from the checkpoint.
-      if (data.block.parentHash !== checkpoint.hash) break;
-      result.notifications += await this.take(data);
-      const block = { number: Number(data.block.number), hash: data.block.hash };
-      const next: Checkpoint = { ...block, recent: [...checkpoint.recent, block].slice(-RECENT_BLOCKS_KEPT) };
+      if (data.block.parentHash !== (chained.at(-1)?.block.hash ?? checkpoint.hash)) break;
+      chained.push(data);
+    }
+    if (chained.length > 0) {
+      result.notifications = await this.take(chained);
+      const taken = chained.map(({ block }) => ({ number: Number(block.number), hash: block.hash }));
+      const next: Checkpoint = { ...taken.at(-1)!, recent: [...checkpoint.recent, ...taken].slice(-RECENT_BLOCKS_KEPT) };
       if (!(await moveCheckpoint(this.chain.chainId, checkpoint, next))) {
         this.log.warn('another follower moved the checkpoint; this one reads it again', { chainId: this.chain.chainId });
         this.checkpoint = undefined;
         return result;
       }
       checkpoint = this.checkpoint = next;
-      result.blocks += 1;
+      result.blocks = taken.length;
     }
     result.lag = Math.max(0, head - checkpoint.number);
     result.checkpoint = checkpoint.number;
@@ -95,15 +103,32 @@ export class ChainFollower {
     return result;
   }
 
-  /** Records the block's notifications; returns how many (recorded now or before). */
-  async take(data: BlockData): Promise<number> {
-    const { matches } = await matchBlock(this.chain.chainId, data);
-    if (matches.length === 0) return 0;
-    const indexes = new Set(matches.flatMap((match) => match.transactionIndexes));
-    await this.tokens.load([...indexes].flatMap((index) => tokenAddressesOf(data, index)));
+  private prefetch(first: number, last: number) {
+    const blocks = this.fetchBlocks(first, last);
+    blocks.catch(() => undefined); // a failure surfaces where the blocks are awaited, if they are
+    this.prefetched = { first, last, blocks };
+  }
+
+  private blocksFrom(first: number, last: number): Promise<BlockData[]> {
+    const prefetched = this.prefetched;
+    this.prefetched = undefined;
+    return prefetched?.first === first && prefetched.last === last ? prefetched.blocks : this.fetchBlocks(first, last);
+  }
+
+  private fetchBlocks(first: number, last: number): Promise<BlockData[]> {
+    return Promise.all(Array.from({ length: last - first + 1 }, (_, index) => this.node.blockAt(first + index)));
+  }
+
+  /** Records the notifications of a run of blocks; returns how many (recorded now or before). */
+  async take(blocks: BlockData[]): Promise<number> {
+    const { matches } = await matchBlocks(this.chain.chainId, blocks);
+    const work = matches.flatMap((blockMatches, index) => blockMatches.map((match) => ({ data: blocks[index]!, match })));
+    if (work.length === 0) return 0;
+    await this.tokens.load(work.flatMap(({ data, match }) => match.transactionIndexes.flatMap((index) => tokenAddressesOf(data, index))));
     let recorded = 0;
-    await inChunks(matches, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([match]) => {
-      recorded += (await recordNotifications(match!.account, match!.webhook.id, this.notificationsOf(data, match!))).length;
+    await inChunks(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
+      const { data, match } = item!;
+      recorded += (await recordNotifications(match.account, match.webhook.id, this.notificationsOf(data, match))).length;
     });
     return recorded;
   }

