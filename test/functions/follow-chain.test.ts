@@ -1,0 +1,46 @@
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import type { Context } from 'aws-lambda';
+import { handler } from '../../functions/follow-chain';
+import { createWebhookBody } from '../../lib/schemas/webhook';
+import { getCheckpoint } from '../../lib/store/chains';
+import { getItem } from '../../lib/store/items';
+import { tableName } from '../../lib/store/client';
+import { chainLeaseKey } from '../../lib/store/table';
+import { createWebhook } from '../../lib/webhooks/webhooks';
+import { useDevChain } from '../support/dev-chain';
+import { useEmbeddedStore } from '../support/embedded-store';
+import { randomAccount, randomAddress, webhookInput } from '../support/factories';
+
+const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/webhooks-dev-deliveries';
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:webhooks-dev-chain-43114-rpc-url';
+// The stage's C-Chain follower, pointed by its secret at a local anvil that calls itself 43114.
+const chain = useDevChain('43114');
+useEmbeddedStore({ DELIVERY_QUEUE_URL: QUEUE_URL, CHAIN_ID: '43114', CHAIN_RPC_URL_SECRET_ARN: SECRET_ARN });
+const secrets = mockClient(SecretsManagerClient);
+const sqs = mockClient(SQSClient);
+
+beforeEach(() => {
+  secrets.reset();
+  secrets.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).callsFake(() => ({ SecretString: chain.rpcUrl() }));
+  sqs.reset();
+  sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+});
+
+test('follows the chain until shortly before its timeout, records and queues what a block notifies, then gives the lease up', async () => {
+  const to = randomAddress();
+  const webhook = await createWebhook(randomAccount(), createWebhookBody.parse(webhookInput({ chainId: '43114', metadata: { addresses: [to] } })));
+  const running = handler({}, { getRemainingTimeInMillis: () => 7_000 } as unknown as Context);
+  while (!(await getCheckpoint('43114'))) await new Promise((resolve) => setTimeout(resolve, 50));
+  const receipt = await chain.send({ from: await chain.fundedAddress(), to, value: 1n });
+  const started = Date.now();
+  await running;
+  expect(Date.now() - started).toBeLessThan(3_000);
+  const queued = sqs.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries!.map((entry) => JSON.parse(entry.MessageBody!)));
+  expect(queued).toEqual([expect.objectContaining({ webhookId: webhook.id, messageId: expect.any(String) })]);
+  expect((await getCheckpoint('43114'))!.number).toBeGreaterThanOrEqual(Number(receipt.blockNumber));
+  expect(await getItem({ TableName: tableName(), Key: chainLeaseKey('43114') })).toMatchObject({ holder: '', until: 0 });
+  // The RPC URL came from the secret, read once.
+  expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+}, 30_000);
