@@ -170,6 +170,9 @@ describe('npm start refuses to start, in one structured line', () => {
     [{ DELIVERY_RETRY_SCHEDULE: 'abc' }, `DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got 'abc'`],
     [{ DELIVERY_RETRY_SCHEDULE: '5,,10' }, `DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got '5,,10'`],
     [{ DELIVERY_TIMEOUT_SECONDS: '0' }, 'DELIVERY_TIMEOUT_SECONDS must be a positive number'],
+    [{ CHAIN_RPC_URLS: '1=http://127.0.0.1:1' }, 'chain 1 needs a confirmations value: CHAIN_CONFIRMATIONS=1=<blocks>'],
+    [{ CHAIN_RPC_URLS: '43114=ftp://x' }, 'CHAIN_RPC_URLS: the URL of chain 43114 must be an http(s) URL'],
+    [{ DEV_CHAIN_PORT: 'abc' }, "DEV_CHAIN_PORT must be a port number, got 'abc'"],
   ])('when a setting is not usable (%j), naming it', async (env, expected) => {
     expect(failureReason(await failedStart({ DATA_DIR: freshDataDir(), ...env }))).toBe(expected);
   });
@@ -182,6 +185,7 @@ describe('npm start refuses to start, in one structured line', () => {
   it.each([
     ['PORT', 'PORT'],
     ['DYNAMODB_PORT', 'DYNAMODB_PORT'],
+    ['DEV_CHAIN_PORT', 'DEV_CHAIN_PORT'],
   ])('when %s is taken, naming the variable', async (variable) => {
     const blocker = await listeningServer();
     try {
