@@ -74,7 +74,8 @@ it(
     // Blocks from before the kill are among them, or the test would prove nothing.
     expect(expected.length).toBeGreaterThan(10);
     const received = () => new Set(receiver!.requests.map((request) => JSON.parse(request.body).event.transaction).map((tx) => `${tx.txHash}@${tx.blockHash}`));
-    const deadline = Date.now() + 30_000;
+    // The killed follower's lease (15 s) runs out before the new one follows.
+    const deadline = Date.now() + 45_000;
     while (expected.some((transfer) => !received().has(transfer))) {
       if (Date.now() > deadline) throw new Error(`not notified: ${expected.filter((transfer) => !received().has(transfer)).join(', ')}`);
       await sleep(200);
