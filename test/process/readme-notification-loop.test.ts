@@ -35,7 +35,7 @@ it(
   "the README's loop runs as pasted: the receiver prints the transfer's notification, verified",
   async () => {
     const [receiverBlock, sendBlock] = loopBlocks();
-    expect(receiverBlock).toContain('npm run receiver');
+    expect(receiverBlock).toContain("npm run receiver");
     expect(sendBlock).toContain('npm run chain -- send');
     const dataDir = path.join(dataDirs(), 'data');
     const ports = { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()), DEV_CHAIN_PORT: String(await freePort()) };
