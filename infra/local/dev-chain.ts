@@ -65,6 +65,22 @@ export function findAnvil(): string | undefined {
 }
 
 const STOP_TIMEOUT_MS = 10_000;
+
+/**
+ * anvil runs under a small node process that stops it (SIGTERM: it saves its state) when this
+ * process is gone, however it ended: the IPC channel closes even on SIGKILL. Without it, a server
+ * killed on its own left anvil running, holding the dev chain's port.
+ */
+const WATCHDOG = `
+const { spawn } = require('node:child_process');
+const anvil = spawn(process.argv[1], process.argv.slice(2), { stdio: 'inherit' });
+const stop = () => anvil.kill('SIGTERM');
+process.on('disconnect', stop);
+process.on('SIGTERM', stop);
+process.on('SIGINT', () => undefined);
+anvil.on('error', (error) => { console.error(error.message); process.exit(1); });
+anvil.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+`;
 const START_TIMEOUT_MS = 30_000;
 
 /** Starts anvil on loopback and resolves once it is listening. */
@@ -77,7 +93,7 @@ export async function startDevChain(options: DevChainOptions, binary = findAnvil
     args.push('--state', path.join(options.stateDirectory, 'state.json'), '--state-interval', '1');
   }
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-e', WATCHDOG, binary, ...args], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
