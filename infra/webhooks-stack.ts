@@ -17,6 +17,7 @@ import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, KNOWN_CHAINS } from '../lib/
 import type { StageSettings, UsagePlanName } from '../lib/config/stages';
 import { MAX_QUEUE_DELAY_SECONDS } from '../lib/deliveries/queue';
 import { errorBody, methodNotAllowedMessage } from '../lib/errors';
+import { OPENAPI_DOCUMENT_PATH, openApiDocument } from '../lib/openapi/document';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
 import { routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
 import { EXPIRES_AT_ATTRIBUTE, GSI1, GSI2, GSI3, TABLE_KEYS, tableDefinition } from '../lib/store/table';
@@ -348,6 +349,7 @@ export class WebhooksStack extends Stack {
     });
 
     this.addRoutes(routeList, (route) => operationFunction(route.operationId, route));
+    this.addApiDocument();
 
     for (const response of gatewayResponses) {
       this.api.addGatewayResponse(`GatewayResponse${response.type}`, {
@@ -410,6 +412,21 @@ export class WebhooksStack extends Stack {
     }
   }
 
+  /** `GET /openapi.json`, without a key, from a mock integration: the document is static. */
+  private addApiDocument() {
+    const resource = this.api.root.resourceForPath(OPENAPI_DOCUMENT_PATH);
+    resource.addMethod(
+      'GET',
+      new apigateway.MockIntegration({
+        requestTemplates: { 'application/json': '{"statusCode": 200}' },
+        passthroughBehavior: apigateway.PassthroughBehavior.WHEN_NO_TEMPLATES,
+        integrationResponses: [{ statusCode: '200', responseTemplates: { 'application/json': velocityLiteral(JSON.stringify(openApiDocument())) } }],
+      }),
+      { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: false, methodResponses: [{ statusCode: '200' }] },
+    );
+    for (const method of [...ALL_METHODS, ...EXTRA_METHODS].filter((m) => m !== 'GET')) this.addMethodNotAllowed(resource, method, ['GET']);
+  }
+
   private addMethodNotAllowed(resource: apigateway.IResource, method: string, allowed: string[]) {
     const allowHeader = 'method.response.header.Allow';
     resource.addMethod(
@@ -432,6 +449,14 @@ export class WebhooksStack extends Stack {
       },
     );
   }
+}
+
+/**
+ * A mapping template that renders `text` exactly: integration response templates are Velocity, where
+ * `$` starts a reference and `#` a directive or comment, and the document is full of `$ref`s.
+ */
+export function velocityLiteral(text: string): string {
+  return `#set($d = '$')#set($h = '#')${text.replace(/[$#]/g, (character) => (character === '$' ? '${d}' : '${h}'))}`;
 }
 
 /** The table's indexes as `tableDefinition` declares them: the embedded store creates the same. */

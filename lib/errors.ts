@@ -1,4 +1,6 @@
 import { STATUS_CODES } from 'node:http';
+import type { apiErrorBody } from './schemas/error';
+import type * as z from './schemas/zod';
 
 /**
  * The errors a request can end in. Domain code throws these; the HTTP layer turns them into
@@ -80,11 +82,7 @@ export const methodNotAllowedMessage = (allowed: string[]) => `This path allows 
 export const SERVICE_UNAVAILABLE_MESSAGE = 'The service is temporarily unavailable; retry after the time in the Retry-After header';
 export const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred; it has been logged';
 
-export interface ErrorBody {
-  message: string;
-  statusCode: number;
-  error: string;
-}
+export type ErrorBody = z.infer<typeof apiErrorBody>;
 
 export function errorBody(statusCode: number, message: string): ErrorBody {
   return { message, statusCode, error: STATUS_CODES[statusCode] ?? 'Error' };

@@ -20,6 +20,9 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  */
 export interface Route {
   operationId: string;
+  /** The API document's grouping and one-line description of the operation. */
+  tag: 'Shared secret' | 'Webhooks' | 'Addresses' | 'Deliveries';
+  summary: string;
   method: HttpMethod;
   /** API Gateway resource path; `{id}` is a path parameter, `webhooks:getSharedSecret` one literal path part. */
   path: string;
@@ -33,6 +36,8 @@ export interface Route {
   response: z.ZodType;
   /** The DynamoDB actions the operation's code sends: its Lambda is granted these and no others. */
   tableActions: readonly TableAction[];
+  /** Error statuses the operation itself answers with besides those every operation may (see `lib/openapi`). */
+  errorStatuses?: readonly (404 | 409)[];
   /** Whether the operation signs or checks page tokens (and so may read the page-token key). */
   usesPageTokens?: true;
   /** Whether the operation queues messages for delivery (and so may send to the delivery queue). */
@@ -68,6 +73,8 @@ function route<const R extends Route>(definition: R): R {
 export const routes = {
   generateOrRotateSharedSecret: route({
     operationId: 'generateOrRotateSharedSecret',
+    tag: 'Shared secret',
+    summary: 'Generate or rotate the shared secret',
     method: 'POST',
     path: '/v1/webhooks:generateOrRotateSharedSecret',
     entry: 'functions/generate-or-rotate-shared-secret.ts',
@@ -80,6 +87,8 @@ export const routes = {
   }),
   getSharedSecret: route({
     operationId: 'getSharedSecret',
+    tag: 'Shared secret',
+    summary: 'Get the shared secret',
     method: 'GET',
     path: '/v1/webhooks:getSharedSecret',
     entry: 'functions/get-shared-secret.ts',
@@ -88,9 +97,13 @@ export const routes = {
     pathParameters: noParameters,
     response: sharedSecret,
     tableActions: ['dynamodb:GetItem'],
+    // Before the first generate.
+    errorStatuses: [404],
   }),
   listWebhooks: route({
     operationId: 'listWebhooks',
+    tag: 'Webhooks',
+    summary: 'List webhooks',
     method: 'GET',
     path: '/v1/webhooks',
     entry: 'functions/list-webhooks.ts',
@@ -103,6 +116,8 @@ export const routes = {
   }),
   createWebhook: route({
     operationId: 'createWebhook',
+    tag: 'Webhooks',
+    summary: 'Create a webhook',
     method: 'POST',
     path: '/v1/webhooks',
     entry: 'functions/create-webhook.ts',
@@ -115,6 +130,8 @@ export const routes = {
   }),
   getWebhook: route({
     operationId: 'getWebhook',
+    tag: 'Webhooks',
+    summary: 'Get a webhook',
     method: 'GET',
     path: '/v1/webhooks/{id}',
     entry: 'functions/get-webhook.ts',
@@ -126,6 +143,8 @@ export const routes = {
   }),
   updateWebhook: route({
     operationId: 'updateWebhook',
+    tag: 'Webhooks',
+    summary: 'Update a webhook',
     method: 'PATCH',
     path: '/v1/webhooks/{id}',
     entry: 'functions/update-webhook.ts',
@@ -139,6 +158,8 @@ export const routes = {
   }),
   deleteWebhook: route({
     operationId: 'deleteWebhook',
+    tag: 'Webhooks',
+    summary: 'Deactivate a webhook, or remove it with permanent=true',
     method: 'DELETE',
     path: '/v1/webhooks/{id}',
     entry: 'functions/delete-webhook.ts',
@@ -150,6 +171,8 @@ export const routes = {
   }),
   addAddressesToWebhook: route({
     operationId: 'addAddressesToWebhook',
+    tag: 'Addresses',
+    summary: 'Add addresses to a webhook',
     method: 'PATCH',
     path: '/v1/webhooks/{id}/addresses',
     entry: 'functions/add-addresses-to-webhook.ts',
@@ -162,6 +185,8 @@ export const routes = {
   }),
   removeAddressesFromWebhook: route({
     operationId: 'removeAddressesFromWebhook',
+    tag: 'Addresses',
+    summary: 'Remove addresses from a webhook',
     method: 'DELETE',
     path: '/v1/webhooks/{id}/addresses',
     entry: 'functions/remove-addresses-from-webhook.ts',
@@ -174,6 +199,8 @@ export const routes = {
   }),
   getAddressesFromWebhook: route({
     operationId: 'getAddressesFromWebhook',
+    tag: 'Addresses',
+    summary: "List a webhook's addresses",
     method: 'GET',
     path: '/v1/webhooks/{id}/addresses',
     entry: 'functions/get-addresses-from-webhook.ts',
@@ -186,6 +213,8 @@ export const routes = {
   }),
   listDeliveries: route({
     operationId: 'listDeliveries',
+    tag: 'Deliveries',
+    summary: "List a webhook's delivery log",
     method: 'GET',
     path: '/v1/webhooks/{id}/deliveries',
     entry: 'functions/list-deliveries.ts',
@@ -198,6 +227,8 @@ export const routes = {
   }),
   getDelivery: route({
     operationId: 'getDelivery',
+    tag: 'Deliveries',
+    summary: 'Get one message: body as sent and its attempts',
     method: 'GET',
     path: '/v1/webhooks/{id}/deliveries/{messageId}',
     entry: 'functions/get-delivery.ts',
@@ -209,6 +240,8 @@ export const routes = {
   }),
   retryDelivery: route({
     operationId: 'retryDelivery',
+    tag: 'Deliveries',
+    summary: 'Send a message again now',
     method: 'POST',
     path: '/v1/webhooks/{id}/deliveries/{messageId}/retry',
     entry: 'functions/retry-delivery.ts',
@@ -217,10 +250,14 @@ export const routes = {
     pathParameters: deliveryPath,
     response: queuedMessage,
     tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    // An attempt of the message is under way.
+    errorStatuses: [409],
     queuesDeliveries: true,
   }),
   recoverFailedDeliveries: route({
     operationId: 'recoverFailedDeliveries',
+    tag: 'Deliveries',
+    summary: 'Queue again every failed message since a time',
     method: 'POST',
     path: '/v1/webhooks/{id}/recover',
     entry: 'functions/recover-failed-deliveries.ts',
@@ -234,6 +271,8 @@ export const routes = {
   }),
   sendTestNotification: route({
     operationId: 'sendTestNotification',
+    tag: 'Deliveries',
+    summary: 'Send a test notification',
     method: 'POST',
     path: '/v1/webhooks/{id}/test',
     entry: 'functions/send-test-notification.ts',

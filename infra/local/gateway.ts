@@ -17,6 +17,8 @@ import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
 import { localLogger as logger } from './local-logger';
 import type { Route } from '../../lib/routes';
 import { routeTable } from './route-table';
+import { apiReference } from './api-reference';
+import { openApiDocument } from '../../lib/openapi/document';
 import { TokenBucketThrottle } from './token-bucket';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -77,6 +79,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     options.routes.map(async (route) => ({ ...route, function: await loadFunction<ProxyHandler>(route.entry, route.operationId, options.stage) })),
   );
   const matchRoute = routeTable(routes);
+  const referencePage = apiReference(openApiDocument(options.routes));
   const authorizer = await loadFunction<AuthorizerHandler>(AUTHORIZER_ENTRY, 'authorizer', options.stage);
   const throttle = new TokenBucketThrottle(options.throttle);
   const authorizations = new Map<string, CachedAuthorization>();
@@ -121,6 +124,8 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   async function serve(request: IncomingMessage, requestId: string, started: number, log: RequestLog): Promise<APIGatewayProxyResult> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const method = request.method ?? 'GET';
+    const page = referencePage(method, url.pathname);
+    if (page) return page;
     const match = matchRoute(method, url.pathname);
     if (match.kind === 'not-found') throw new ApiError(404, NO_ROUTE_MESSAGE);
     if (match.kind === 'method-not-allowed') {

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { ConfigurationError, DEFAULT_DYNAMODB_PORT } from '../../lib/config/runtime';
 import { createApiKey, listApiKeys } from '../../lib/keys/api-keys';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
+import { OPENAPI_DOCUMENT_PATH } from '../../lib/openapi/document';
+import { API_REFERENCE_PATH } from './api-reference';
 import { DEFAULT_DEV_CHAIN_ID, DEFAULT_DEV_CHAIN_PORT } from './dev-chain';
 import { writeKeyFile } from './key-file';
 import { localLogger as logger } from './local-logger';
@@ -23,7 +25,10 @@ async function main() {
   logger.info('started', { url: service.url, dynamoDbEndpoint: service.dynamoDbEndpoint, dynamoDbPid: service.dynamoDbPid, devChain: service.devChain });
   superviseUntilStopped(service);
 
-  const lines = [`Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`];
+  const lines = [
+    `Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`,
+    `API reference: ${service.url}${API_REFERENCE_PATH} (the OpenAPI document: ${service.url}${OPENAPI_DOCUMENT_PATH})`,
+  ];
   if (service.devChain) lines.push(`Dev chain ${service.devChain.chainId} at ${service.devChain.rpcUrl} (try: npm run chain -- accounts)`);
   if ((await listApiKeys(DEV_ACCOUNT)).length === 0) lines.push(...(await firstDevKey(service, dataDir)));
   else {

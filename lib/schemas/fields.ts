@@ -128,12 +128,13 @@ export const pageSize = z
   .regex(/^[0-9]{1,3}$/, { error: pageSizeMessage })
   .transform(Number)
   .pipe(z.number().int().min(1, { error: pageSizeMessage }).max(MAX_PAGE_SIZE, { error: pageSizeMessage }))
-  .default(DEFAULT_PAGE_SIZE);
+  .default(DEFAULT_PAGE_SIZE)
+  .meta({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, description: 'Items per page' });
 
 /** Any string: the page-token decoder refuses whatever this server did not issue, with one message for all. */
-export const pageToken = z.string().optional();
+export const pageToken = z.string().optional().describe("The previous page's nextPageToken");
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** Ids are issued as lower-case UUIDv7; any UUID is accepted for a look-up (and is simply not found). */
 export const webhookId = z

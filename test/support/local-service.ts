@@ -1,5 +1,6 @@
 import { startLocalService, type LocalService, type LocalServiceOptions } from '../../infra/local/local-service';
 import { createApiKey } from '../../lib/keys/api-keys';
+import { checkAgainstApiDocument } from './api-document';
 
 export interface TestClient {
   url: () => string;
@@ -47,6 +48,7 @@ export function useLocalService(env: Record<string, string> = {}, options: Pick<
       } catch {
         // left as text: a test asserting JSON will fail on it
       }
+      checkAgainstApiDocument(method, new URL(path, service!.url).pathname, response.status, parsed);
       return { status: response.status, headers: response.headers, body: parsed };
     },
   };
