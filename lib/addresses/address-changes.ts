@@ -23,10 +23,8 @@ import {
 import { readItems, writeItems, type ItemWrite } from '../store/batch';
 import { addressOfSortKey, webhookAddressKey } from '../store/table';
 import { headWrites, watcherWrites } from '../store/watch-index';
+import { FIRST_ADDRESSES_SHOWN } from '../schemas/fields';
 import type { Webhook } from '../schemas/webhook';
-
-/** A webhook object shows at most this many of its addresses: the first in address order. */
-const FIRST_ADDRESSES_SHOWN = 100;
 
 /** What a webhook with these addresses (distinct, lower-case) shows of them. */
 export const firstAddressesOf = (addresses: Iterable<string>) => [...addresses].sort().slice(0, FIRST_ADDRESSES_SHOWN);

@@ -1,5 +1,5 @@
 import * as z from './zod';
-import { expected, messageId, pageSize, pageToken, webhookId } from './fields';
+import { expected, messageId, nextPageToken, pageSize, pageToken, webhookId } from './fields';
 
 export const deliveryStatus = z.enum(['pending', 'succeeded', 'failed'], { error: expected("must be 'pending', 'succeeded' or 'failed'") });
 export type DeliveryStatus = z.infer<typeof deliveryStatus>;
@@ -15,43 +15,39 @@ export const delivery = z.object({
   eventType: z.string(),
   createdAt: z.number().int(),
   status: deliveryStatus,
-  /** Attempts made, manual ones included. */
-  attempts: z.number().int(),
-  /** When pending: when the next attempt is due. */
-  nextAttemptAt: z.number().int().optional(),
-  /** When pending and the webhook is inactive: the message is sent once the webhook is activated. */
-  waitingForActivation: z.boolean().optional(),
-  /** When an attempt is under way (a retry asked for now is a 409). */
-  attemptUnderWay: z.boolean().optional(),
+  attempts: z.number().int().describe('Attempts made, manual ones included'),
+  nextAttemptAt: z.number().int().optional().describe('When pending: when the next attempt is due'),
+  waitingForActivation: z.boolean().optional().describe('When pending and the webhook is inactive: the message is sent once the webhook is activated'),
+  attemptUnderWay: z.boolean().optional().describe('When an attempt is under way (a retry asked for now is a 409)'),
   lastAttemptAt: z.number().int().optional(),
-  /** The last attempt's response status, when a response came. */
-  lastResponseStatusCode: z.number().int().optional(),
+  lastResponseStatusCode: z.number().int().optional().describe("The last attempt's response status, when a response came"),
   lastDurationMs: z.number().int().optional(),
-  /** Why the last attempt failed: the status, a timeout, a refused connection, a refused target. */
-  lastError: z.string().optional(),
+  lastError: z.string().optional().describe('Why the last attempt failed: the status, a timeout, a refused connection, a refused target'),
 });
 export type Delivery = z.infer<typeof delivery>;
 
 export const deliveryList = z.object({
   deliveries: z.array(delivery),
-  /** Absent on the last page. */
-  nextPageToken: z.string().optional(),
+  nextPageToken,
 });
 export type DeliveryList = z.infer<typeof deliveryList>;
 
 export const deliveryAttempt = z.object({
   attemptedAt: z.number().int(),
-  /** `scheduled`: the first attempt or one of the retry schedule's; `manual`: a retry or recover asked for it. */
-  trigger: z.enum(['scheduled', 'manual']),
+  trigger: z
+    .enum(['scheduled', 'manual'])
+    .describe("scheduled: the first attempt or one of the retry schedule's; manual: a retry or recover asked for it"),
   statusCode: z.number().int().optional(),
   error: z.string().optional(),
   durationMs: z.number().int(),
-  /** The first 4 KB of the response's body. */
-  responseBody: z.string().optional(),
+  responseBody: z.string().optional().describe("The first 4 KB of the response's body"),
 });
 
 /** One message: its log entry, the body exactly as sent and signed, and its attempts (the last 25), oldest first. */
-export const deliveryDetail = delivery.extend({ body: z.string(), attemptHistory: z.array(deliveryAttempt) });
+export const deliveryDetail = delivery.extend({
+  body: z.string().describe('The body exactly as sent and signed'),
+  attemptHistory: z.array(deliveryAttempt).describe('The last 25 attempts, oldest first'),
+});
 export type DeliveryDetail = z.infer<typeof deliveryDetail>;
 
 export const queuedMessage = z.object({ messageId: z.string() });
@@ -61,12 +57,12 @@ export const recoverBody = z.strictObject({
   since: z
     .number({ error: expected('must be a time in milliseconds since the epoch') })
     .int({ error: 'must be a time in milliseconds since the epoch' })
-    .min(0, { error: 'must be a time in milliseconds since the epoch' }),
+    .min(0, { error: 'must be a time in milliseconds since the epoch' })
+    .describe('Milliseconds since the Unix epoch: failed messages created since then are queued again'),
 });
 export type RecoverInput = z.infer<typeof recoverBody>;
 
 export const recoverResult = z.object({
-  /** Failed messages queued again. */
-  messages: z.number().int(),
+  messages: z.number().int().describe('Failed messages queued again'),
 });
 export type RecoverResult = z.infer<typeof recoverResult>;

@@ -54,7 +54,8 @@ export const eventType = z.literal('address_activity', { error: expected("must b
 
 export const chainId = z
   .string({ error: expected('must be a string') })
-  .regex(/^[1-9][0-9]{0,19}$/, { error: 'must be a positive decimal chain id of at most 20 digits, e.g. "43114"' });
+  .regex(/^[1-9][0-9]{0,19}$/, { error: 'must be a positive decimal chain id of at most 20 digits, e.g. "43114"' })
+  .meta({ description: 'The EVM chain id, in decimal', examples: ['43114'] });
 
 export const MAX_NAME_LENGTH = 256;
 export const MAX_DESCRIPTION_LENGTH = 1024;
@@ -98,6 +99,10 @@ const SCHEME_AND_HOST = /^[a-z][a-z0-9+.-]*:\/\/[^/\\?#]/i;
 export const webhookUrl = z
   .string({ error: expected('must be a string') })
   .max(MAX_URL_LENGTH, { error: `must be at most ${MAX_URL_LENGTH} characters` })
+  .meta({
+    description: 'https:// (and http://localhost on the local stage), without credentials; stored WHATWG-normalized',
+    examples: ['https://example.com/webhooks'],
+  })
   .transform((value, ctx) => {
     const allowHttpLocalhost = runtimeConfig().stage.allowHttpLocalhostUrls;
     const allowed = allowHttpLocalhost ? 'an https:// URL (or http://localhost)' : 'an https:// URL';
@@ -118,6 +123,9 @@ export const webhookUrl = z
     return z.NEVER;
   });
 
+/** A webhook object shows at most this many of its addresses: the first in address order. */
+export const FIRST_ADDRESSES_SHOWN = 100;
+
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 100;
 
@@ -130,6 +138,8 @@ export const pageSize = z
   .pipe(z.number().int().min(1, { error: pageSizeMessage }).max(MAX_PAGE_SIZE, { error: pageSizeMessage }))
   .default(DEFAULT_PAGE_SIZE)
   .meta({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, description: 'Items per page' });
+
+export const nextPageToken = z.string().optional().describe('Pass it as pageToken for the next page; absent on the last page');
 
 /** Any string: the page-token decoder refuses whatever this server did not issue, with one message for all. */
 export const pageToken = z.string().optional().describe("The previous page's nextPageToken");

@@ -4,7 +4,6 @@ import * as z from './zod';
 export const rotateSharedSecretBody = z.looseObject({});
 
 export const sharedSecret = z.object({
-  /** 64 lower-case hex characters: receivers hex-decode it to get the 32-byte HMAC key. */
-  secret: z.string(),
+  secret: z.string().describe('64 lower-case hex characters: receivers hex-decode it to get the 32-byte HMAC key'),
 });
 export type SharedSecret = z.infer<typeof sharedSecret>;

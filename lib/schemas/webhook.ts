@@ -5,8 +5,10 @@ import {
   description,
   eventSignatures,
   eventType,
+  FIRST_ADDRESSES_SHOWN,
   flag,
   name,
+  nextPageToken,
   pageSize,
   pageToken,
   webhookId,
@@ -16,18 +18,24 @@ import {
 
 /** A webhook as every response shows it: every field of the spec's table, always present. */
 export const webhook = z.object({
-  id: z.string(),
-  url: z.string(),
-  chainId: z.string(),
+  id: z.string().describe('The webhook id (a UUID)'),
+  url: z.string().describe('Where notifications are sent, WHATWG-normalized'),
+  chainId: z.string().describe('The EVM chain id, in decimal'),
   status: webhookStatus,
-  /** Milliseconds since the Unix epoch, as the hosted API shows it (`1715621587726`). */
-  createdAt: z.number().int(),
+  createdAt: z.number().int().describe('Milliseconds since the Unix epoch, as the hosted API shows it (1715621587726)'),
   name: z.string(),
   description: z.string(),
   eventType,
-  metadata: z.object({ eventSignatures: z.array(z.string()), addresses: z.array(z.string()) }),
-  includeInternalTxs: z.boolean(),
-  includeLogs: z.boolean(),
+  metadata: z.object({
+    eventSignatures: z.array(z.string()).describe('Lower-case; when not empty, only logs with one of these topic0 make a transaction match'),
+    addresses: z
+      .array(z.string())
+      .describe(
+        `Lower-case, in address order: all of them up to ${FIRST_ADDRESSES_SHOWN}, else the first ${FIRST_ADDRESSES_SHOWN} (GET /v1/webhooks/{id}/addresses lists all)`,
+      ),
+  }),
+  includeInternalTxs: z.boolean().describe('Whether notifications carry internalTransactions (and internal calls make a transaction match)'),
+  includeLogs: z.boolean().describe('Whether notifications carry the logs of the transaction'),
 });
 export type Webhook = z.infer<typeof webhook>;
 
@@ -103,7 +111,6 @@ export type ListWebhooksQuery = z.infer<typeof listWebhooksQuery>;
 
 export const webhookList = z.object({
   webhooks: z.array(webhook),
-  /** Absent on the last page. */
-  nextPageToken: z.string().optional(),
+  nextPageToken: nextPageToken,
 });
 export type WebhookList = z.infer<typeof webhookList>;

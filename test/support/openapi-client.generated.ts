@@ -209,33 +209,46 @@ export interface components {
             error: string;
         };
         SharedSecret: {
+            /** @description 64 lower-case hex characters: receivers hex-decode it to get the 32-byte HMAC key */
             secret: string;
         };
         Webhook: {
+            /** @description The webhook id (a UUID) */
             id: string;
+            /** @description Where notifications are sent, WHATWG-normalized */
             url: string;
+            /** @description The EVM chain id, in decimal */
             chainId: string;
             /** @enum {string} */
             status: "active" | "inactive";
+            /** @description Milliseconds since the Unix epoch, as the hosted API shows it (1715621587726) */
             createdAt: number;
             name: string;
             description: string;
             /** @constant */
             eventType: "address_activity";
             metadata: {
+                /** @description Lower-case; when not empty, only logs with one of these topic0 make a transaction match */
                 eventSignatures: string[];
+                /** @description Lower-case, in address order: all of them up to 100, else the first 100 (GET /v1/webhooks/{id}/addresses lists all) */
                 addresses: string[];
             };
+            /** @description Whether notifications carry internalTransactions (and internal calls make a transaction match) */
             includeInternalTxs: boolean;
+            /** @description Whether notifications carry the logs of the transaction */
             includeLogs: boolean;
         };
         WebhookList: {
             webhooks: components["schemas"]["Webhook"][];
+            /** @description Pass it as pageToken for the next page; absent on the last page */
             nextPageToken?: string;
         };
         AddressList: {
+            /** @description In address order (lower-case hexadecimal) */
             addresses: string[];
+            /** @description All of the webhook's addresses, exact after every completed add or remove */
             totalAddresses: number;
+            /** @description Pass it as pageToken for the next page; absent on the last page */
             nextPageToken?: string;
         };
         DeliveryList: {
@@ -245,15 +258,22 @@ export interface components {
                 createdAt: number;
                 /** @enum {string} */
                 status: "pending" | "succeeded" | "failed";
+                /** @description Attempts made, manual ones included */
                 attempts: number;
+                /** @description When pending: when the next attempt is due */
                 nextAttemptAt?: number;
+                /** @description When pending and the webhook is inactive: the message is sent once the webhook is activated */
                 waitingForActivation?: boolean;
+                /** @description When an attempt is under way (a retry asked for now is a 409) */
                 attemptUnderWay?: boolean;
                 lastAttemptAt?: number;
+                /** @description The last attempt's response status, when a response came */
                 lastResponseStatusCode?: number;
                 lastDurationMs?: number;
+                /** @description Why the last attempt failed: the status, a timeout, a refused connection, a refused target */
                 lastError?: string;
             }[];
+            /** @description Pass it as pageToken for the next page; absent on the last page */
             nextPageToken?: string;
         };
         DeliveryDetail: {
@@ -262,22 +282,34 @@ export interface components {
             createdAt: number;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
+            /** @description Attempts made, manual ones included */
             attempts: number;
+            /** @description When pending: when the next attempt is due */
             nextAttemptAt?: number;
+            /** @description When pending and the webhook is inactive: the message is sent once the webhook is activated */
             waitingForActivation?: boolean;
+            /** @description When an attempt is under way (a retry asked for now is a 409) */
             attemptUnderWay?: boolean;
             lastAttemptAt?: number;
+            /** @description The last attempt's response status, when a response came */
             lastResponseStatusCode?: number;
             lastDurationMs?: number;
+            /** @description Why the last attempt failed: the status, a timeout, a refused connection, a refused target */
             lastError?: string;
+            /** @description The body exactly as sent and signed */
             body: string;
+            /** @description The last 25 attempts, oldest first */
             attemptHistory: {
                 attemptedAt: number;
-                /** @enum {string} */
+                /**
+                 * @description scheduled: the first attempt or one of the retry schedule's; manual: a retry or recover asked for it
+                 * @enum {string}
+                 */
                 trigger: "scheduled" | "manual";
                 statusCode?: number;
                 error?: string;
                 durationMs: number;
+                /** @description The first 4 KB of the response's body */
                 responseBody?: string;
             }[];
         };
@@ -285,6 +317,7 @@ export interface components {
             messageId: string;
         };
         RecoverResult: {
+            /** @description Failed messages queued again */
             messages: number;
         };
         AddressActivityNotification: {
@@ -722,7 +755,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description https:// (and http://localhost on the local stage), without credentials; stored WHATWG-normalized
+                     * @example https://example.com/webhooks
+                     */
                     url: string;
+                    /**
+                     * @description The EVM chain id, in decimal
+                     * @example 43114
+                     */
                     chainId: string;
                     /** @constant */
                     eventType: "address_activity";
@@ -841,6 +882,10 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     description?: string;
+                    /**
+                     * @description https:// (and http://localhost on the local stage), without credentials; stored WHATWG-normalized
+                     * @example https://example.com/webhooks
+                     */
                     url?: string;
                     /** @enum {string} */
                     status?: "active" | "inactive";
@@ -1104,6 +1149,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Milliseconds since the Unix epoch: failed messages created since then are queued again */
                     since: number;
                 };
             };
