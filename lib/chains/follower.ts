@@ -11,7 +11,6 @@ import type { ChainSettings } from '../config/chains';
 import { recordNotifications } from '../deliveries/messages';
 import { inChunks } from '../store/batch';
 import { getCheckpoint, moveCheckpoint, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
-import { MAX_BODY_BYTES } from '../store/messages';
 import { deterministicUuid } from '../uuid';
 import { matchBlocks, type WebhookMatch } from './matcher';
 import { buildAddressActivityEvent, tokenAddressesOf } from './payload';
@@ -147,11 +146,6 @@ export class ChainFollower {
         includeInternalTxs: webhook.includeInternalTxs,
       });
       const messageId = deterministicUuid(blockTimeMs, [webhook.id, this.chain.chainId, data.block.hash, data.block.transactions[transactionIndex]!.hash]);
-      const size = Buffer.byteLength(JSON.stringify(event));
-      if (size > MAX_BODY_BYTES) {
-        this.log.error('notification over the size limit, not recorded', { webhookId: webhook.id, messageId, bytes: size, limit: MAX_BODY_BYTES });
-        continue;
-      }
       notifications.push({ eventType: webhook.eventType, event, messageId });
     }
     return notifications;

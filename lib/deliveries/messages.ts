@@ -14,7 +14,8 @@ import type {
   RecoverResult,
 } from '../schemas/deliveries';
 import type { Webhook } from '../schemas/webhook';
-import { getMessage, MAX_BODY_BYTES, putNewMessage, queryMessages, type Message, type MessageRef } from '../store/messages';
+import { logger } from '../logger';
+import { getMessage, NotificationTooLarge, putNewMessage, queryMessages, type Message, type MessageRef } from '../store/messages';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
 import { queueAgainNow, queueDeliveries } from './queue';
@@ -31,8 +32,8 @@ export interface Notification {
 
 /**
  * Records notifications for a webhook, each durably and before anything is sent, then queues them.
- * A notification recorded before (the same message id) is neither recorded nor queued again.
- * Returns the message ids.
+ * A notification recorded before (the same message id) is neither recorded nor queued again; one
+ * too large to store is logged as an error and left out. Returns the recorded message ids.
  */
 export async function recordNotifications(account: string, webhookId: string, notifications: Notification[]): Promise<string[]> {
   const recorded: MessageRef[] = [];
@@ -40,7 +41,6 @@ export async function recordNotifications(account: string, webhookId: string, no
   const now = Date.now();
   for (const { eventType, event, messageId = uuidv7() } of notifications) {
     const body = canonicalBody({ webhookId, eventType, messageId, event });
-    if (Buffer.byteLength(body) > MAX_BODY_BYTES) throw new Error(`notification ${messageId} is ${Buffer.byteLength(body)} bytes, over ${MAX_BODY_BYTES}`);
     const createdAt = uuidv7Time(messageId);
     const message: Message = {
       account,
@@ -56,7 +56,13 @@ export async function recordNotifications(account: string, webhookId: string, no
       sweepAt: now + sweepGraceMs(),
       attemptLog: [],
     };
-    if (await putNewMessage(message)) recorded.push(message);
+    try {
+      if (await putNewMessage(message)) recorded.push(message);
+    } catch (error) {
+      if (!(error instanceof NotificationTooLarge)) throw error;
+      logger.error('notification too large to record, left out', { account, webhookId, messageId, bytes: error.bytes, storedBytes: error.storedBytes });
+      continue;
+    }
     ids.push(messageId);
   }
   await queueDeliveries(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));

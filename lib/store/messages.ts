@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
 import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
@@ -71,11 +72,37 @@ export interface Message extends MessageRef {
 
 /**
  * The attempts a message keeps in its log: the whole schedule and some manual ones. With at most
- * 4 KB of response body each, and a body of at most MAX_BODY_BYTES, an item stays under DynamoDB's
- * 400 KB.
+ * 4 KB of response body each, and a stored body of at most MAX_STORED_BODY_BYTES, an item stays
+ * under DynamoDB's 400 KB.
  */
 export const ATTEMPTS_KEPT = 25;
-export const MAX_BODY_BYTES = 256 * 1024;
+/** The largest notification body: receivers get it whole. */
+export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+/** What an item holds of a body at most: a larger body is stored gzipped, and must fit in this compressed. */
+export const MAX_STORED_BODY_BYTES = 256 * 1024;
+/** Bodies above this are stored gzipped: smaller items, cheaper writes and reads. */
+const COMPRESS_ABOVE_BYTES = 16 * 1024;
+
+/** A notification too large to record: over MAX_BODY_BYTES, or over MAX_STORED_BODY_BYTES gzipped. */
+export class NotificationTooLarge extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly storedBytes: number,
+  ) {
+    super(`notification of ${bytes} bytes (${storedBytes} stored) is over the limits of ${MAX_BODY_BYTES} bytes (${MAX_STORED_BODY_BYTES} stored)`);
+    this.name = 'NotificationTooLarge';
+  }
+}
+
+/** The item attribute holding a body: `body` as is, or `bodyGzip` once large. */
+function storedBody(body: string): { body: string } | { bodyGzip: Uint8Array } {
+  const bytes = Buffer.byteLength(body);
+  if (bytes > MAX_BODY_BYTES) throw new NotificationTooLarge(bytes, bytes);
+  if (bytes <= COMPRESS_ABOVE_BYTES) return { body };
+  const bodyGzip = gzipSync(body);
+  if (bodyGzip.byteLength > MAX_STORED_BODY_BYTES) throw new NotificationTooLarge(bytes, bodyGzip.byteLength);
+  return { bodyGzip };
+}
 
 const MESSAGE_FIELDS = [
   'account', 'webhookId', 'messageId', 'eventType', 'createdAt', 'body', 'status', 'attempts', 'scheduledAttempts',
@@ -85,6 +112,7 @@ const MESSAGE_FIELDS = [
 export function toMessage(item: Item): Message {
   const message = {} as Record<string, unknown>;
   for (const field of MESSAGE_FIELDS) if (item[field] !== undefined) message[field] = item[field];
+  if (item.bodyGzip instanceof Uint8Array) message.body = gunzipSync(item.bodyGzip).toString('utf8');
   return message as unknown as Message;
 }
 
@@ -93,8 +121,11 @@ const keyOf = ({ account, webhookId, messageId }: MessageRef) => messageKey(acco
 /** No attempt holds the message at `:now`. */
 const UNCLAIMED = '(attribute_not_exists(claimedUntil) OR claimedUntil <= :now)';
 
-/** Records a new pending message, due now and swept up at `message.sweepAt`. False when it was already recorded (the same id). */
-export async function putNewMessage(message: Message): Promise<boolean> {
+/**
+ * Records a new pending message, due now and swept up at `message.sweepAt`. False when it was
+ * already recorded (the same id); NotificationTooLarge when its body cannot be stored.
+ */
+export async function putNewMessage({ body, ...message }: Message): Promise<boolean> {
   return conditionHeld(
     putItem({
       TableName: tableName(),
@@ -103,6 +134,7 @@ export async function putNewMessage(message: Message): Promise<boolean> {
         ...messageStatusIndexKey(message.account, message.webhookId, message.status, message.messageId),
         ...messageDueIndexKey(message.messageId, message.sweepAt!),
         ...message,
+        ...storedBody(body),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),

@@ -2,6 +2,7 @@ import { encodeFunctionData, getAddress, type Hex } from 'viem';
 import { DevCollectibles, DevToken, Forwarder } from '../../../infra/dev-contracts.generated';
 import { verifyNotification } from '../../../lib/deliveries/signing';
 import { devChainSettings } from '../../../lib/config/chains';
+import { MAX_STORED_BODY_BYTES } from '../../../lib/store/messages';
 import { randomAddress } from '../../support/factories';
 import { chainWebhooks, notificationOf, useDevChain } from '../../support/dev-chain';
 import { useLocalService } from '../../support/local-service';
@@ -156,6 +157,26 @@ describe('the chain follower on a real anvil', () => {
       await sleep(700);
       expect(without.receiver.requests).toHaveLength(0);
     });
+
+    test('a batch of 1 500 ERC-1155 ids, a notification larger than an item holds, arrives whole, signed, and shows in the log', async () => {
+      const from = await chain.fundedAddress();
+      const collection = await deploy(from, DevCollectibles.bytecode);
+      const to = randomAddress();
+      const { receiver, secret, key, webhook } = await watch([to], { includeLogs: true });
+      const ids = Array.from({ length: 1500 }, (_, index) => BigInt(index + 1));
+      const data = encodeFunctionData({ abi: DevCollectibles.abi, functionName: 'mintMany', args: [to as Hex, ids, ids.map(() => 2n)] });
+      const receipt = await chain.send({ from, to: collection, data });
+      const [request] = await receiver.waitFor(1);
+      expect(Buffer.byteLength(request!.body)).toBeGreaterThan(MAX_STORED_BODY_BYTES);
+      expect(verifyNotification({ rawBody: request!.body, headers: request!.headers as Record<string, string>, secret })).toMatchObject({ xSignature: true, standardWebhooks: true });
+      const { transaction } = notificationOf(request!).event;
+      expect(transaction.txHash).toBe(receipt.transactionHash);
+      expect(transaction.erc1155Transfers).toHaveLength(1500);
+      expect(transaction.erc1155Transfers[1499]).toMatchObject({ type: 'ERC1155', to: getAddress(to), tokenId: '1500', value: '2' });
+      const messageId = JSON.parse(request!.body).messageId;
+      const logged = await client.call('GET', `/v1/webhooks/${webhook.id}/deliveries/${messageId}`, { key });
+      expect(logged.body.body).toBe(request!.body);
+    }, 30_000);
 
     test("event signatures: the token's Transfer signature lets a transfer through; its logs come with includeLogs", async () => {
       const from = await chain.fundedAddress();

@@ -3,7 +3,14 @@ import { Dispatcher } from '../../../lib/deliveries/dispatcher';
 import { recordNotifications } from '../../../lib/deliveries/messages';
 import { runResumeJobs } from '../../../lib/deliveries/resume';
 import { deleteExpiredMessages, dueMessages } from '../../../lib/deliveries/sweep';
-import { claimMessage, getMessage, rescheduleMessage } from '../../../lib/store/messages';
+import { randomBytes } from 'node:crypto';
+import { verifyNotification } from '../../../lib/deliveries/signing';
+import { logger } from '../../../lib/logger';
+import { generateOrRotateSharedSecret } from '../../../lib/secrets/shared-secret';
+import { tableName } from '../../../lib/store/client';
+import { getItem } from '../../../lib/store/items';
+import { claimMessage, getMessage, MAX_STORED_BODY_BYTES, rescheduleMessage } from '../../../lib/store/messages';
+import { messageKey } from '../../../lib/store/table';
 import { createWebhook, deleteWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
@@ -35,6 +42,45 @@ it('records a message once under its id: recording it again changes nothing', as
   const before = await getMessage(ref);
   await recordNotifications(ref.account, ref.webhookId, [{ eventType: 'address_activity', event: { other: true }, messageId: ref.messageId }]);
   expect(await getMessage(ref)).toEqual(before);
+});
+
+describe('large notifications', () => {
+  /** An event of about `bytes` of hex, as logs and transfers are: compressible, but not trivially. */
+  const eventOf = (bytes: number) => ({ logs: Array.from({ length: Math.ceil(bytes / 200) }, (_, index) => ({ data: `0x${index.toString(16).padStart(8, '0')}${randomAddress().slice(2).repeat(4)}` })) });
+
+  it('stores a body over 16 KB gzipped, and sends and shows it whole', async () => {
+    const account = randomAccount();
+    const { secret } = await generateOrRotateSharedSecret(account);
+    const webhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
+    const event = eventOf(MAX_STORED_BODY_BYTES * 1.5);
+    const [messageId] = await recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event }]);
+    const ref = { account, webhookId: webhook.id, messageId: messageId! };
+    const item = await getItem({ TableName: tableName(), Key: messageKey(account, webhook.id, ref.messageId) });
+    expect(item!.body).toBeUndefined();
+    expect((item!.bodyGzip as Uint8Array).byteLength).toBeLessThan(MAX_STORED_BODY_BYTES);
+    const message = await getMessage(ref);
+    expect(Buffer.byteLength(message!.body)).toBeGreaterThan(MAX_STORED_BODY_BYTES);
+    expect(JSON.parse(message!.body).event).toEqual(event);
+    await deliverQueued(ref);
+    const [request] = requestsFor(ref.messageId);
+    expect(request!.body).toBe(message!.body);
+    expect(verifyNotification({ rawBody: request!.body, headers: request!.headers as Record<string, string>, secret })).toMatchObject({ xSignature: true, standardWebhooks: true });
+  });
+
+  it('leaves out, with an error logged, a notification too large to store, and records the others', async () => {
+    const account = randomAccount();
+    const webhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
+    const logged = jest.spyOn(logger, 'error').mockImplementation(() => undefined);
+    // Random hex does not compress below half: over MAX_STORED_BODY_BYTES gzipped.
+    const incompressible = { data: `0x${randomBytes(MAX_STORED_BODY_BYTES * 2).toString('hex')}` };
+    const ids = await recordNotifications(account, webhook.id, [
+      { eventType: 'address_activity', event: incompressible },
+      { eventType: 'address_activity', event: { transaction: {} } },
+    ]);
+    expect(ids).toHaveLength(1);
+    expect(logged).toHaveBeenCalledWith('notification too large to record, left out', expect.objectContaining({ webhookId: webhook.id, bytes: expect.any(Number) }));
+    logged.mockRestore();
+  });
 });
 
 it('sends a message once when two dispatchers take it up at the same moment', async () => {
