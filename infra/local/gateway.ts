@@ -14,7 +14,7 @@ import type { StageSettings, UsagePlanSettings } from '../../lib/config/stages';
 import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESSAGE, TooManyRequests, Unauthorized } from '../../lib/errors';
 import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
-import { localLogger as logger } from './local-logger';
+import { localLogger as logger, logRequest } from './local-logger';
 import type { Route } from '../../lib/routes';
 import { routeTable } from './route-table';
 import { apiReference } from './api-reference';
@@ -183,14 +183,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     }
     writeResult(response, result, requestId);
     if (logger.level <= LogLevelThreshold.INFO) {
-      logger.info('request', {
-        method: request.method,
-        path: request.url?.split('?', 1)[0],
-        status: result.statusCode,
-        latencyMs: Date.now() - started,
-        requestId,
-        account: log.account,
-      });
+      logRequest({ method: request.method, path: request.url?.split('?', 1)[0], status: result.statusCode, latencyMs: Date.now() - started, requestId, account: log.account });
     }
   });
   server.on('clientError', answerClientError);
@@ -226,7 +219,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex) {
   for (const name in headers) head.push(`${name}: ${String(headers[name])}`);
   head.push(`Content-Length: ${Buffer.byteLength(body)}`);
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
-  logger.info('request', { status: statusCode, requestId, parseError: error.code });
+  if (logger.level <= LogLevelThreshold.INFO) logRequest({ status: statusCode, requestId, parseError: error.code });
 }
 
 function pruneExpired(authorizations: Map<string, CachedAuthorization>) {

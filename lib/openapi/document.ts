@@ -57,7 +57,7 @@ export function openApiDocument(routes: Route[] = routeList) {
   const schemas = namedSchemas(RESPONSE_SCHEMAS);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
-  const errorStatuses = [...new Set([...COMMON_ERROR_STATUSES, ...routes.flatMap(errorStatusesOf)])].sort();
+  const errorStatuses = [...new Set([...COMMON_ERROR_STATUSES, ...routes.flatMap(errorStatusesOf)])].sort((a, b) => a - b);
   return {
     openapi: '3.1.0',
     info: {
@@ -115,7 +115,7 @@ function errorStatusesOf(route: Route): number[] {
   const statuses = new Set<number>([...COMMON_ERROR_STATUSES, ...(route.errorStatuses ?? [])]);
   if (parameterSchemas(route.pathParameters).length > 0) statuses.add(404);
   if (route.body) [413, 415].forEach((status) => statuses.add(status));
-  return [...statuses].sort();
+  return [...statuses].sort((a, b) => a - b);
 }
 
 function errorResponse(status: number) {
