@@ -22,6 +22,8 @@ const ENDPOINTS = [
   { name: 'GET /v1/webhooks?pageSize=10', service: '/v1/webhooks?pageSize=10', baseline: '/list', method: 'GET' as const },
   { name: 'POST /v1/webhooks', service: '/v1/webhooks', baseline: '/create', method: 'POST' as const, body: createBody },
 ];
+/** The same items as `/create` writes, in one batch instead of two in order: a figure with no target. */
+const CREATE_IN_ONE_BATCH = '/create-one-batch';
 
 /** A load run, with the CPU the server and the store spent per request during it (Linux only). */
 interface Run extends LoadResult {
@@ -85,6 +87,12 @@ export async function latency(
               `median of ${rounds} paired rounds; ours ${(oursValue / 1000).toFixed(2)} ms, baseline ${(floorValue / 1000).toFixed(2)} ms${failed ? `, ${failed} non-2xx` : ''}`,
             ),
           );
+        }
+        if (endpoint.method === 'POST' && connections === 1) {
+          progress(`latency: ${endpoint.name} at concurrency 1, against a baseline writing its items in one batch`);
+          const oneBatch = await pairedRounds(runOurs, () => measured(baseline.process.pid!, { url: baselineUrl + CREATE_IN_ONE_BATCH, method: 'POST', body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration }), rounds);
+          const ratio = median(oneBatch.ours.map((result, round) => result.p50 / oneBatch.floor[round]!.p50));
+          figures.push(figure(SECTION, `${endpoint.name} c=1 p50 ratio, baseline writing in one batch`, ratio, 'x', undefined, 'no target: one batch lets a head land before its watcher'));
         }
         if (connections > 1) {
           figures.push(...cpuFigure(endpoint.name, connections, ours, floor));

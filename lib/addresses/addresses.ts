@@ -40,15 +40,15 @@ export async function storeNewWebhook(account: string, webhook: Webhook, address
     await writeItems([webhookWrite]);
     return shown;
   }
-  const change: AddressChange = { id: randomUUID(), account, webhookId: webhook.id, chainId: webhook.chainId, kind: 'add', addresses, delta: 0, startedAt: Date.now() };
-  let recorded = false;
+  // Made only when DynamoDB leaves part of the batch unprocessed: most creates never need one.
+  let change: AddressChange | undefined;
   await writeItems([...heads!, webhookWrite], {
     beforeRetry: async () => {
+      change = { id: randomUUID(), account, webhookId: webhook.id, chainId: webhook.chainId, kind: 'add', addresses, delta: 0, startedAt: Date.now() };
       await putAddressChange(change);
-      recorded = true;
     },
   });
-  if (recorded) await deleteAddressChange(change);
+  if (change) await deleteAddressChange(change);
   return shown;
 }
 
