@@ -14,11 +14,11 @@ import type { StageSettings, UsagePlanSettings } from '../../lib/config/stages';
 import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESSAGE, TooManyRequests, Unauthorized } from '../../lib/errors';
 import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
-import { localLogger as logger, logRequest } from './local-logger';
-import type { Route } from '../../lib/routes';
-import { routeTable } from './route-table';
-import { apiReference } from './api-reference';
 import { openApiDocument } from '../../lib/openapi/document';
+import type { Route } from '../../lib/routes';
+import { apiReference } from './api-reference';
+import { localLogger as logger, logRequest } from './local-logger';
+import { routeTable } from './route-table';
 import { TokenBucketThrottle } from './token-bucket';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
