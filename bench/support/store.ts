@@ -8,6 +8,7 @@ import type { WebhookStatus } from '../../lib/schemas/fields';
 import type { Webhook } from '../../lib/schemas/webhook';
 import { dynamoDb, tableName } from '../../lib/store/client';
 import { webhookItem } from '../../lib/store/webhooks';
+import { uuidv7Time } from '../../lib/uuid';
 
 export const BENCH_TABLE = 'webhooks-bench';
 
@@ -49,7 +50,7 @@ export function benchWebhook(status: WebhookStatus): Webhook {
     url: 'https://receiver.example.com/hooks',
     chainId: '43114',
     status,
-    createdAt: Math.floor(Date.now() / 1000),
+    createdAt: uuidv7Time(id),
     name: 'bench',
     description: '',
     eventType: 'address_activity',
