@@ -90,7 +90,9 @@ export async function startDevChain(options: DevChainOptions, binary = findAnvil
   if (options.stateDirectory) {
     mkdirSync(options.stateDirectory, { recursive: true });
     // Saved every second and on exit: after a SIGKILL the chain may come back up to a second behind.
-    args.push('--state', path.join(options.stateDirectory, 'state.json'), '--state-interval', '1');
+    // With the states the blocks were executed on: without them, a reloaded block the follower has
+    // not taken yet has no traces ("Resource not found"), and the follower waits for them forever.
+    args.push('--state', path.join(options.stateDirectory, 'state.json'), '--state-interval', '1', '--preserve-historical-states');
   }
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
   const child = spawn(process.execPath, ['-e', WATCHDOG, binary, ...args], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
