@@ -25,10 +25,11 @@ const ENDPOINTS = [
 /** The same items as `/create` writes, in one batch instead of two in order: a figure with no target. */
 const CREATE_IN_ONE_BATCH = '/create-one-batch';
 
-/** A load run, with the CPU the server and the store spent per request during it (Linux only). */
+/** A load run, with the CPU the server, the store and (ours) the background work's process spent per request during it (Linux only). */
 interface Run extends LoadResult {
   serverCpu?: number;
   storeCpu?: number;
+  backgroundCpu?: number;
 }
 
 /**
@@ -40,7 +41,7 @@ interface Run extends LoadResult {
 export async function latency(
   { quick, progress }: BenchOptions,
   store: { env: Record<string, string>; pid: number },
-  { service, key, account }: BenchService,
+  { service, key, account, backgroundPid }: BenchService,
 ): Promise<{ figures: Figure[]; requestsServed: number }> {
   let requestsServed = 0;
   const baseline = await spawnListening('bench/processes/baseline-server.ts', { ...store.env, BENCH_ACCOUNT: account }, /baseline listening on (\S+)/, profileArgs());
@@ -51,20 +52,26 @@ export async function latency(
   const rounds = quick ? 1 : 8;
   const figures: Figure[] = [];
 
-  async function measured(serverPid: number, options: LoadOptions): Promise<Run> {
+  async function measured(serverPid: number, options: LoadOptions, ourBackgroundPid?: number): Promise<Run> {
     const server = processCpuMicros(serverPid);
     const storeBefore = processCpuMicros(store.pid);
+    const background = ourBackgroundPid === undefined ? undefined : processCpuMicros(ourBackgroundPid);
     const result = await load(options);
     const perRequest = (before: number | undefined, after: number | undefined) =>
       before === undefined || after === undefined ? undefined : (after - before) / result.requests;
-    return { ...result, serverCpu: perRequest(server, processCpuMicros(serverPid)), storeCpu: perRequest(storeBefore, processCpuMicros(store.pid)) };
+    return {
+      ...result,
+      serverCpu: perRequest(server, processCpuMicros(serverPid)),
+      storeCpu: perRequest(storeBefore, processCpuMicros(store.pid)),
+      backgroundCpu: ourBackgroundPid === undefined ? undefined : perRequest(background, processCpuMicros(ourBackgroundPid)),
+    };
   }
 
   try {
     for (const endpoint of ENDPOINTS) {
       for (const connections of CONCURRENCIES) {
         const runOurs = async () => {
-          const result = await measured(service.process.pid!, { url: service.url + endpoint.service, method: endpoint.method, body: endpoint.body, headers: { 'x-service-api-key': key, 'content-type': 'application/json' }, connections, duration });
+          const result = await measured(service.process.pid!, { url: service.url + endpoint.service, method: endpoint.method, body: endpoint.body, headers: { 'x-service-api-key': key, 'content-type': 'application/json' }, connections, duration }, backgroundPid);
           requestsServed += result.requests;
           return result;
         };
@@ -159,7 +166,7 @@ async function budgetFigure(
 }
 
 /** The median CPU per request one side's runs spent; undefined where /proc cannot tell (not Linux). */
-function medianCpu(runs: Run[], side: 'serverCpu' | 'storeCpu'): number | undefined {
+function medianCpu(runs: Run[], side: 'serverCpu' | 'storeCpu' | 'backgroundCpu'): number | undefined {
   const values = runs.map((run) => run[side]).filter((value): value is number => value !== undefined);
   return values.length === runs.length ? median(values) : undefined;
 }
@@ -167,26 +174,27 @@ function medianCpu(runs: Run[], side: 'serverCpu' | 'storeCpu'): number | undefi
 const micros = (value: number) => `${value.toFixed(0)} µs`;
 
 /**
- * Server + store CPU per request, ours against the baseline's: the ratio latency follows once the
- * machine is saturated (c=32). At c=8 the server process is the busiest, and latency follows its
+ * Server + store CPU per request (ours with its background work's process), ours against the
+ * baseline's: the ratio latency follows once the machine is saturated (c=32). At c=8 the server process is the busiest, and latency follows its
  * own ratio, given in the detail.
  */
 function cpuFigure(name: string, connections: number, ours: Run[], floor: Run[]): Figure[] {
-  const [oursServer, oursStore, floorServer, floorStore] = [
+  const [oursServer, oursBackground, oursStore, floorServer, floorStore] = [
     medianCpu(ours, 'serverCpu'),
+    medianCpu(ours, 'backgroundCpu'),
     medianCpu(ours, 'storeCpu'),
     medianCpu(floor, 'serverCpu'),
     medianCpu(floor, 'storeCpu'),
   ];
-  if (oursServer === undefined || oursStore === undefined || floorServer === undefined || floorStore === undefined) return [];
+  if ([oursServer, oursBackground, oursStore, floorServer, floorStore].includes(undefined)) return [];
   return [
     figure(
       SECTION,
       `${name} c=${connections} CPU per request, server + store`,
-      (oursServer + oursStore) / (floorServer + floorStore),
+      (oursServer! + oursBackground! + oursStore!) / (floorServer! + floorStore!),
       'x',
       undefined,
-      `ours ${micros(oursServer)} + store ${micros(oursStore)}, baseline ${micros(floorServer)} + store ${micros(floorStore)}; servers alone ${(oursServer / floorServer).toFixed(2)}x`,
+      `ours ${micros(oursServer!)} + background ${micros(oursBackground!)} + store ${micros(oursStore!)}, baseline ${micros(floorServer!)} + store ${micros(floorStore!)}; servers alone ${(oursServer! / floorServer!).toFixed(2)}x`,
     ),
   ];
 }

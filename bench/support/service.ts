@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createApiKey } from '../../lib/keys/api-keys';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
-import { startServerProcess } from '../../test/support/processes';
+import { logLines, startServerProcess } from '../../test/support/processes';
 import { seedWebhooks } from './store';
 
 /** BENCH_PROFILE_DIR=dir: each server under test writes a V8 CPU profile there when it stops. */
@@ -11,7 +11,7 @@ export const profileArgs = () => (process.env.BENCH_PROFILE_DIR ? ['--cpu-prof',
 
 export type BenchService = Awaited<ReturnType<typeof startBenchService>>;
 
-/** `npm start` on the bench store, with an account holding a secret and 20 webhooks, and its key. */
+/** `npm start` on the bench store, with an account holding a secret and 20 webhooks, its key, and the pid of its background work's process. */
 export async function startBenchService(storeEnv: Record<string, string>, env: Record<string, string> = {}, nodeArgs = profileArgs()) {
   const account = `bench-${Math.random().toString(36).slice(2, 8)}`;
   const { key } = await createApiKey(account);
@@ -25,6 +25,7 @@ export async function startBenchService(storeEnv: Record<string, string>, env: R
     DEV_CHAIN: 'off',
     ...env,
   }, nodeArgs);
-  return { service, key, account };
+  const started = logLines(service.output()).find((line) => line.message === 'started');
+  return { service, key, account, backgroundPid: started?.backgroundPid as number };
 }
 

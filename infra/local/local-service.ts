@@ -9,9 +9,8 @@ import { readKeyFile, writeKeyFile } from './key-file';
 import { startDynamoDbProcess, type DynamoDbProcess, type ProcessExit } from './dynamodb-process';
 import { ensureTable, portInUse } from './embedded-dynamodb';
 import { createLocalGateway } from './gateway';
-import { startDeliveryLoop } from './delivery-loop';
-import { startMaintenanceLoop } from './maintenance-loop';
-import { startChainFollowers } from './chain-loop';
+import { startBackgroundProcess } from './background-process';
+import { startBackgroundWork, type BackgroundWork } from './background-work';
 import { findAnvil, startDevChain, type DevChain, type DevChainOptions } from './dev-chain';
 import { localLogger as logger } from './local-logger';
 import { chainsFromEnvironment, devChainSettings, type ChainSettings } from '../../lib/config/chains';
@@ -30,6 +29,11 @@ export interface LocalServiceOptions {
   devChain?: Omit<DevChainOptions, 'stateDirectory'>;
   /** Chains to follow besides the dev chain and those of CHAIN_RPC_URLS (tests follow a node they run). */
   chains?: ChainSettings[];
+  /**
+   * Where the background work runs: `npm start` gives it a process of its own; tests keep it in
+   * theirs, where their hooks (the delivery guard's, say) see it.
+   */
+  backgroundWork: 'own process' | 'this process';
 }
 
 export interface LocalService {
@@ -42,6 +46,10 @@ export interface LocalService {
   devChain?: { rpcUrl: string; chainId: string; pid: number };
   /** Settles if the embedded DynamoDB's process exits while the service runs. */
   storeExit: Promise<ProcessExit>;
+  /** The background work's process, when it has one. */
+  backgroundPid?: number;
+  /** Settles if the background work's process exits while the service runs. */
+  backgroundExit: Promise<ProcessExit>;
   /** Stops taking requests, lets those under way finish, then stops the store (which flushes it). */
   close(): Promise<void>;
 }
@@ -49,13 +57,13 @@ export interface LocalService {
 /**
  * Everything `npm start` runs: the embedded DynamoDB server in a process of its own (unless
  * DYNAMODB_ENDPOINT names one), the table, the local API Gateway on top, and the background work
- * that runs as scheduled functions on AWS. Configuration travels
- * through process.env, which the handlers read like they do on Lambda.
+ * that runs as scheduled and queue-driven functions on AWS. Configuration travels through
+ * process.env (inherited by the child processes), which the handlers read like they do on Lambda.
  */
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   // Checked before anything starts: a bad key must stop the start, not fail every list call later.
   process.env.PAGE_TOKEN_KEY = await pageTokenKeyFor(options.dataDir);
-  // The dispatcher runs in this process, so a queued message is lost only with it: after a restart,
+  // The dispatcher runs beside this process, so a queued message is lost only with it: after a restart,
   // the sweep takes up what was pending within seconds, not the minutes that suit a lost SQS message.
   process.env.DELIVERY_SWEEP_GRACE_SECONDS ??= '5';
   const chains = [...chainsFromEnvironment(process.env), ...(options.chains ?? [])];
@@ -83,9 +91,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       devChain = await startLocalDevChain({ ...options.devChain, stateDirectory: options.dataDir && path.join(options.dataDir, 'dev-chain') });
       if (devChain) chains.unshift(devChainSettings(options.devChain.chainId, devChain.rpcUrl));
     }
-    const maintenance = startMaintenanceLoop();
-    const delivery = startDeliveryLoop();
-    const followers = startChainFollowers(chains);
+    const background = options.backgroundWork === 'own process' ? await startBackgroundProcess(chains) : undefined;
+    const work: BackgroundWork = background ? { stop: background.close } : startBackgroundWork(chains);
     const { port } = gateway.address() as AddressInfo;
     return {
       url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
@@ -94,13 +101,15 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       devChain: devChain && options.devChain && { rpcUrl: devChain.rpcUrl, chainId: options.devChain.chainId, pid: devChain.pid },
       tableCreated,
       storeExit: dynamoDb?.unexpectedExit ?? new Promise(() => undefined),
+      backgroundPid: background?.pid,
+      backgroundExit: background?.unexpectedExit ?? new Promise(() => undefined),
       close: async () => {
         await new Promise<void>((resolve) => {
           gateway.close(() => resolve());
           gateway.closeIdleConnections();
         });
-        await followers.stop();
-        await Promise.all([maintenance.stop(), delivery.stop(), devChain?.stop()]);
+        await work.stop();
+        await devChain?.stop();
         await dynamoDb?.close();
       },
     };

@@ -21,8 +21,15 @@ async function main() {
     dynamoDbPort: Number(process.env.DYNAMODB_PORT ?? DEFAULT_DYNAMODB_PORT),
     dataDir,
     devChain: devChainOptions(),
+    backgroundWork: 'own process',
   });
-  logger.info('started', { url: service.url, dynamoDbEndpoint: service.dynamoDbEndpoint, dynamoDbPid: service.dynamoDbPid, devChain: service.devChain });
+  logger.info('started', {
+    url: service.url,
+    dynamoDbEndpoint: service.dynamoDbEndpoint,
+    dynamoDbPid: service.dynamoDbPid,
+    backgroundPid: service.backgroundPid,
+    devChain: service.devChain,
+  });
   superviseUntilStopped(service);
 
   const lines = [
@@ -66,8 +73,9 @@ async function firstDevKey(service: LocalService, dataDir: string): Promise<stri
 }
 
 /**
- * SIGINT and SIGTERM stop the service cleanly; if the embedded DynamoDB's process dies, the service
- * reports it and stops too, rather than answering 503 to everything.
+ * SIGINT and SIGTERM stop the service cleanly. If the embedded DynamoDB's process dies, the service
+ * reports it and stops too, rather than answering 503 to everything; so it does if the background
+ * process dies, rather than accepting webhooks it would never notify.
  */
 function superviseUntilStopped(service: LocalService) {
   let stopping = false;
@@ -84,6 +92,10 @@ function superviseUntilStopped(service: LocalService) {
   void service.storeExit.then((exit) => {
     logger.error('the embedded DynamoDB process exited; stopping', { exitCode: exit.code, signal: exit.signal });
     void stop('embedded DynamoDB exited', 1);
+  });
+  void service.backgroundExit.then((exit) => {
+    logger.error('the background process exited; stopping', { exitCode: exit.code, signal: exit.signal });
+    void stop('background process exited', 1);
   });
 }
 

@@ -20,10 +20,10 @@ let runs = 0;
 /** A data directory of its own for each server, so that no test holds another's. */
 const freshDataDir = () => path.join(dataDirs(), `data-${(runs += 1)}`);
 
-/** The pid of the embedded DynamoDB's process, from the "started" log line. */
-function storePid(server: RunningServer): number {
+/** The pids of the embedded DynamoDB's process and of the background work's, from the "started" log line. */
+function childPids(server: RunningServer): { store: number; background: number } {
   const started = logLines(server.output()).find((line) => line.message === 'started');
-  return started!.dynamoDbPid as number;
+  return { store: started!.dynamoDbPid as number, background: started!.backgroundPid as number };
 }
 
 /** `npm start` run to its end, for starts that must fail: its exit code and output. */
@@ -41,29 +41,34 @@ function failureReason(result: { code: number | null; stdout: string; stderr: st
   return failures[0]!.reason as string;
 }
 
-describe('npm start runs the embedded DynamoDB in a process of its own', () => {
-  it('listens on 127.0.0.1 by default, the store in another process', async () => {
+describe('npm start runs the embedded DynamoDB and the background work in processes of their own', () => {
+  it('listens on 127.0.0.1 by default, the store and the background work in two other processes, its children', async () => {
     const server = await startServerProcess({ DATA_DIR: freshDataDir() });
     try {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const port = Number(new URL(server.url).port);
       expect(listeningAddresses(port)).toEqual(['127.0.0.1']);
-      const pid = storePid(server);
-      expect(pid).not.toBe(server.process.pid);
-      expect(isRunning(pid)).toBe(true);
+      const { store, background } = childPids(server);
+      expect(new Set([server.process.pid, store, background]).size).toBe(3);
+      for (const pid of [store, background]) {
+        expect(isRunning(pid)).toBe(true);
+        expect(procStat(pid)!.parentPid).toBe(server.process.pid);
+      }
       expect((await fetch(`${server.url}/v1/webhooks`)).status).toBe(401);
     } finally {
       await server.stop('SIGTERM');
     }
   });
 
-  it.each(['SIGINT', 'SIGTERM'] as const)('stops both processes cleanly on %s, leaving no orphan', async (signal) => {
+  it.each(['SIGINT', 'SIGTERM'] as const)('stops all three processes cleanly on %s, leaving no orphan', async (signal) => {
     const server = await startServerProcess({ DATA_DIR: freshDataDir() });
-    const pid = storePid(server);
-    // Ctrl-C in a terminal signals the whole process group; a SIGTERM usually reaches only the parent.
-    if (signal === 'SIGINT') process.kill(pid, 'SIGINT');
+    const { store, background } = childPids(server);
+    // Ctrl-C in a terminal signals the whole process group (the store has a group of its own, and
+    // gets it too); a SIGTERM usually reaches only the parent.
+    if (signal === 'SIGINT') for (const pid of [store, background]) process.kill(pid, 'SIGINT');
     expect(await server.stop(signal)).toBe(0);
-    await waitUntilGone(pid);
+    await waitUntilGone(store);
+    await waitUntilGone(background);
     expect(server.output()).toContain('"message":"stopped"');
   });
 
@@ -90,21 +95,27 @@ describe('npm start runs the embedded DynamoDB in a process of its own', () => {
     await waitUntilGone(pid);
   });
 
-  it('stops the store when npm start is killed with SIGKILL', async () => {
+  it('stops the store and the background work when npm start is killed with SIGKILL', async () => {
     const server = await startServerProcess({ DATA_DIR: freshDataDir() });
-    const pid = storePid(server);
+    const { store, background } = childPids(server);
     await server.stop('SIGKILL');
-    await waitUntilGone(pid);
+    await waitUntilGone(store);
+    await waitUntilGone(background);
   });
 
-  it('reports a crash of the store, stops and exits with 1', async () => {
+  it.each([
+    ['store', 'the embedded DynamoDB process exited; stopping'],
+    ['background', 'the background process exited; stopping'],
+  ] as const)('reports a crash of the %s process, stops the other and exits with 1', async (which, message) => {
     const server = await startServerProcess({ DATA_DIR: freshDataDir() });
-    process.kill(storePid(server), 'SIGKILL');
+    const pids = childPids(server);
+    process.kill(pids[which], 'SIGKILL');
     const exitCode = await server.stop('SIGCONT'); // waits for the exit; SIGCONT changes nothing
     expect(exitCode).toBe(1);
     const lines = logLines(server.output());
-    expect(lines).toContainEqual(expect.objectContaining({ message: 'the embedded DynamoDB process exited; stopping', signal: 'SIGKILL' }));
+    expect(lines).toContainEqual(expect.objectContaining({ message, signal: 'SIGKILL' }));
     expect(lines.at(-1)).toMatchObject({ message: 'stopped' });
+    await waitUntilGone(pids[which === 'store' ? 'background' : 'store']);
   });
 
   it('keeps what was written before a SIGKILL of npm start', async () => {
@@ -114,7 +125,7 @@ describe('npm start runs the embedded DynamoDB in a process of its own', () => {
     const headers = { 'x-service-api-key': key };
     const { secret } = (await (await fetch(`${first.url}/v1/webhooks:generateOrRotateSharedSecret`, { method: 'POST', headers })).json()) as { secret: string };
     await first.stop('SIGKILL');
-    await waitUntilGone(storePid(first));
+    await waitUntilGone(childPids(first).store);
     const second = await startServerProcess({ DATA_DIR: dataDir });
     try {
       expect(await (await fetch(`${second.url}/v1/webhooks:getSharedSecret`, { headers })).json()).toEqual({ secret });

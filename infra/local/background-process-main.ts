@@ -1,0 +1,32 @@
+/**
+ * The background work as a process of its own, started by background-process.ts over an IPC
+ * channel: it starts on `start`, hands `queue` messages to its dispatcher, stops on `stop` or
+ * SIGTERM, and exits at once when the channel closes, which is how it learns that its parent died.
+ */
+import './node-version-warning';
+import { queueDeliveries } from '../../lib/deliveries/queue';
+import type { BackgroundProcessMessage } from './background-process';
+import { startBackgroundWork, type BackgroundWork } from './background-work';
+
+let work: BackgroundWork | undefined;
+let stopping = false;
+
+async function stop() {
+  if (stopping) return;
+  stopping = true;
+  await work?.stop();
+  process.exit(0);
+}
+
+// Ctrl-C in a terminal signals the whole process group: the parent decides when this stops, after
+// the API's requests under way have finished.
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => void stop());
+process.on('disconnect', () => process.exit(0));
+process.on('message', (message: BackgroundProcessMessage) => {
+  if (message.type === 'start' && !work) {
+    work = startBackgroundWork(message.chains);
+    process.send!({ type: 'started', pid: process.pid } satisfies BackgroundProcessMessage);
+  } else if (message.type === 'queue') void queueDeliveries(message.deliveries);
+  else if (message.type === 'stop') void stop();
+});

@@ -1,0 +1,65 @@
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import type { ChainSettings } from '../../lib/config/chains';
+import { consumeQueueLocally, type QueuedDelivery } from '../../lib/deliveries/queue';
+import type { ProcessExit } from './dynamodb-process';
+
+export type BackgroundProcessMessage =
+  | { type: 'start'; chains: ChainSettings[] }
+  | { type: 'started'; pid: number }
+  | { type: 'queue'; deliveries: QueuedDelivery[] }
+  | { type: 'stop' };
+
+export interface BackgroundProcess {
+  pid: number;
+  /** Settles when the process exits without having been asked to stop: it crashed or was killed. */
+  unexpectedExit: Promise<ProcessExit>;
+  /** Asks it to stop (the attempts under way finish) and waits for it to exit; SIGKILL after `STOP_TIMEOUT_MS`. */
+  close(): Promise<void>;
+}
+
+const ENTRY = path.join(__dirname, 'background-process-main.ts');
+/** Longer than a delivery attempt's timeout, which the attempts under way are given to finish. */
+const STOP_TIMEOUT_MS = 30_000;
+
+/**
+ * The background work (background-work.ts) in a child process, as its functions are apart from the
+ * API's on AWS: a burst of deliveries or a large block never holds up an API response, and the API's
+ * process runs only the API's code. (In the API's process, the loops' DynamoDB calls of other kinds
+ * made the SDK's shared code polymorphic, and a secret read cost 10 % more CPU at concurrency 8.)
+ * Messages the API queues (retry, recover, test) reach the child's dispatcher over the IPC channel.
+ * It runs in `npm start`'s process group, and exits at once when its parent is gone: an attempt it
+ * cuts off is claimed again after its claim runs out, as after any crash.
+ */
+export function startBackgroundProcess(chains: ChainSettings[]): Promise<BackgroundProcess> {
+  // Inherits this process's node flags (tsx, the heap limit) and environment (the store's endpoint).
+  const child = fork(ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let stopRequested = false;
+  const exited = new Promise<ProcessExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const send = (message: BackgroundProcessMessage) => {
+    if (child.connected) child.send(message);
+  };
+  return new Promise((resolve, reject) => {
+    void exited.then(({ code, signal }) => reject(new Error(`the background process exited (${signal ?? `code ${code}`}) before it started`)));
+    child.once('error', reject);
+    child.on('message', (message: BackgroundProcessMessage) => {
+      if (message.type !== 'started') return;
+      // Best effort, like the queue on AWS: what does not reach the dispatcher, the sweep takes up.
+      const stopConsuming = consumeQueueLocally((deliveries) => send({ type: 'queue', deliveries }));
+      resolve({
+        pid: message.pid,
+        unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : exit)),
+        close: async () => {
+          stopRequested = true;
+          stopConsuming();
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          send({ type: 'stop' });
+          const timeout = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+          await exited;
+          clearTimeout(timeout);
+        },
+      });
+    });
+    send({ type: 'start', chains });
+  });
+}
