@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createApiKey } from '../../lib/keys/api-keys';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
-import { logLines, startServerProcess } from '../../test/support/processes';
+import { childrenOf, startServerProcess } from '../../test/support/processes';
 import { seedWebhooks } from './store';
 
 /** BENCH_PROFILE_DIR=dir: each server under test writes a V8 CPU profile there when it stops. */
@@ -25,7 +25,8 @@ export async function startBenchService(storeEnv: Record<string, string>, env: R
     DEV_CHAIN: 'off',
     ...env,
   }, nodeArgs);
-  const started = logLines(service.output()).find((line) => line.message === 'started');
-  return { service, key, account, backgroundPid: started?.backgroundPid as number };
+  // Found in /proc rather than in the "started" line, which the bench's log level leaves out.
+  const [backgroundPid] = childrenOf(service.process.pid!, 'background-process-main');
+  return { service, key, account, backgroundPid };
 }
 

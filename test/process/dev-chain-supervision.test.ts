@@ -1,7 +1,6 @@
-import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { startDevChain } from '../../infra/local/dev-chain';
-import { logLines, procStat, startServerProcess, waitUntilGone } from '../support/processes';
+import { childrenOf, logLines, startServerProcess, waitUntilGone } from '../support/processes';
 import { useTempDir } from '../support/temp-dir';
 
 const dataDir = useTempDir('webhooks-dev-chain-supervision-');
@@ -25,14 +24,6 @@ it('the dev chain stops when the server is killed on its own (SIGKILL), leaving 
   while ((await answers(rpcUrl)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   expect(await answers(rpcUrl)).toBe(false);
 }, 60_000);
-
-/** The pids of the processes whose parent is `parent` (from /proc). */
-function childrenOf(parent: number): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((pid) => procStat(pid)?.parentPid === parent);
-}
 
 it('after anvil is killed (SIGKILL), the chain it saved comes back with the traces of its blocks, which the follower needs', async () => {
   const stateDirectory = path.join(dataDir(), 'dev-chain-traces');

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -105,6 +105,23 @@ export function procStat(pid: number): { state: string; parentPid: number } | un
     return { state, parentPid: Number(parentPid) };
   } catch {
     return undefined;
+  }
+}
+
+/** The pids of the running processes whose parent is `parent`, and whose command line contains `command` when given (from /proc). */
+export function childrenOf(parent: number, command?: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => procStat(pid)?.parentPid === parent)
+    .filter((pid) => command === undefined || commandLine(pid).includes(command));
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
   }
 }
 
