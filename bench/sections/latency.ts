@@ -175,8 +175,8 @@ const micros = (value: number) => `${value.toFixed(0)} µs`;
 
 /**
  * Server + store CPU per request (ours with its background work's process), ours against the
- * baseline's: the ratio latency follows once the machine is saturated (c=32). At c=8 the server process is the busiest, and latency follows its
- * own ratio, given in the detail.
+ * baseline's: the ratio latency follows once the machine is saturated (c=32). At c=8 the server
+ * process is the busiest, and latency follows its own ratio, given in the detail.
  */
 function cpuFigure(name: string, connections: number, ours: Run[], floor: Run[]): Figure[] {
   const [oursServer, oursBackground, oursStore, floorServer, floorStore] = [

@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { startDevChain } from '../../infra/local/dev-chain';
 import { childrenOf, logLines, startServerProcess, waitUntilGone } from '../support/processes';
@@ -34,7 +35,10 @@ it('after anvil is killed (SIGKILL), the chain it saved comes back with the trac
   for (let index = 0; index < 3; index += 1) {
     await rpc(first.rpcUrl, 'eth_sendTransaction', [{ from: '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266', to: '0x' + '33'.repeat(20), value: '0x1' }]);
   }
-  await new Promise((resolve) => setTimeout(resolve, 2500)); // saved every second
+  // anvil saves its chain every second: wait for a save made after the last transaction.
+  const sent = Date.now();
+  const stateFile = path.join(stateDirectory, 'state.json');
+  while (!existsSync(stateFile) || statSync(stateFile).mtimeMs <= sent + 100) await new Promise((resolve) => setTimeout(resolve, 100));
   process.kill(anvil!, 'SIGKILL');
   process.kill(first.pid, 'SIGKILL');
   await waitUntilGone(anvil!);
