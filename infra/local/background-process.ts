@@ -2,6 +2,7 @@ import { fork } from 'node:child_process';
 import path from 'node:path';
 import type { ChainSettings } from '../../lib/config/chains';
 import { consumeQueueLocally, type QueuedDelivery } from '../../lib/deliveries/queue';
+import { stopChildProcess } from './child-process';
 import type { ProcessExit } from './dynamodb-process';
 
 export type BackgroundProcessMessage =
@@ -52,11 +53,7 @@ export function startBackgroundProcess(chains: ChainSettings[]): Promise<Backgro
         close: async () => {
           stopRequested = true;
           stopConsuming();
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          send({ type: 'stop' });
-          const timeout = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-          await exited;
-          clearTimeout(timeout);
+          await stopChildProcess(child, exited, () => send({ type: 'stop' }), STOP_TIMEOUT_MS);
         },
       });
     });

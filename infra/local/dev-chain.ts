@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { stopChildProcess } from './child-process';
 import { StartupError } from './startup-error';
 
 export const DEFAULT_DEV_CHAIN_PORT = 8545;
@@ -130,17 +131,9 @@ export async function startDevChain(options: DevChainOptions, binary = findAnvil
     unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : exit)),
     stop: async () => {
       stopRequested = true;
-      await stopChild(child, exited);
+      await stopChildProcess(child, exited, () => child.kill('SIGTERM'), STOP_TIMEOUT_MS);
     },
   };
-}
-
-async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timeout = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  await exited;
-  clearTimeout(timeout);
 }
 
 function lastLines(lines: string[]): string {

@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
+import { stopChildProcess } from './child-process';
 import type { EmbeddedDynamoDbOptions } from './embedded-dynamodb';
 import { StartupError } from './startup-error';
 
@@ -61,11 +62,7 @@ export function startDynamoDbProcess(options: EmbeddedDynamoDbOptions): Promise<
         unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : exit)),
         close: async () => {
           stopRequested = true;
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          child.send({ type: 'stop' } satisfies DynamoDbProcessMessage);
-          const timeout = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-          await exited;
-          clearTimeout(timeout);
+          await stopChildProcess(child, exited, () => child.send({ type: 'stop' } satisfies DynamoDbProcessMessage), STOP_TIMEOUT_MS);
         },
       });
     });
