@@ -49,7 +49,8 @@ export class ChainFollower {
 
   /**
    * One step: the checkpoint checked against the chain, then up to CATCH_UP_BATCH blocks taken. A
-   * new chain is followed from its current safe block on: history before it is not notified.
+   * chain followed for the first time starts after its `firstCheckpoint`, by default its current
+   * safe block: history before it is not notified.
    */
   async step(): Promise<StepResult> {
     let checkpoint = (this.checkpoint ??= await getCheckpoint(this.chain.chainId));
@@ -61,11 +62,12 @@ export class ChainFollower {
     const idle = { lag: checkpoint ? Math.max(0, head - checkpoint.number) : 0, caughtUp: true, checkpoint: checkpoint?.number ?? safe, blocks: 0, notifications: 0 };
     if (safe < 0) return idle;
     if (!checkpoint) {
-      const hash = (await this.node.blockHashAt(safe))!;
-      const first = { number: safe, hash, recent: [{ number: safe, hash }] };
+      const number = Math.min(safe, this.chain.firstCheckpoint ?? safe);
+      const hash = (await this.node.blockHashAt(number))!;
+      const first = { number, hash, recent: [{ number, hash }] };
       if (await moveCheckpoint(this.chain.chainId, undefined, first)) this.checkpoint = first;
-      this.log.info('chain followed from its safe block', { chainId: this.chain.chainId, block: safe });
-      return idle;
+      this.log.info('chain followed for the first time', { chainId: this.chain.chainId, after: number });
+      return { ...idle, lag: head - number, caughtUp: number === safe, checkpoint: number };
     }
     if (checkpointHash !== checkpoint.hash) {
       this.checkpoint = undefined;

@@ -18,6 +18,11 @@ export interface ChainSettings {
   networkToken: NetworkToken;
   /** How often the head is asked for when the follower has caught up. */
   pollIntervalMs: number;
+  /**
+   * The first checkpoint of a chain followed for the first time: blocks after it are notified.
+   * Absent: the chain's safe block at the follower's first step (its history is not notified).
+   */
+  firstCheckpoint?: number;
 }
 
 export type KnownChain = Omit<ChainSettings, 'chainId' | 'rpcUrl'> & {
@@ -35,9 +40,13 @@ export const KNOWN_CHAINS: Record<string, KnownChain> = {
 
 const ETHER: NetworkToken = { name: 'Ether', symbol: 'ETH', decimals: 18 };
 
-/** The local dev chain (anvil): final at once, traced, polled often so a notification follows its transaction within a second. */
+/**
+ * The local dev chain (anvil): final at once, traced, polled often so a notification follows its
+ * transaction within a second, and followed from its genesis block, so that a transaction sent
+ * before the follower's first step is notified too.
+ */
 export function devChainSettings(chainId: string, rpcUrl: string): ChainSettings {
-  return { chainId, rpcUrl, confirmations: 0, traces: true, networkToken: ETHER, pollIntervalMs: 100 };
+  return { chainId, rpcUrl, confirmations: 0, traces: true, networkToken: ETHER, pollIntervalMs: 100, firstCheckpoint: 0 };
 }
 
 /**

@@ -65,6 +65,7 @@ it(
     const sending = sendTransfers(url, 20);
     await sleep(150);
     await running.killGroup();
+    const killedOutput = running.output();
     running = undefined;
     await sending;
 
@@ -77,7 +78,11 @@ it(
     // The killed follower's lease (15 s) runs out before the new one follows.
     const deadline = Date.now() + 45_000;
     while (expected.some((transfer) => !received().has(transfer))) {
-      if (Date.now() > deadline) throw new Error(`not notified: ${expected.filter((transfer) => !received().has(transfer)).join(', ')}`);
+      if (Date.now() > deadline) {
+        const followerLines = (output: string) => logLines(output).filter((line: any) => /chain|reorganisation|node/.test(line.message)).map((line) => JSON.stringify(line));
+        const missing = expected.filter((transfer) => !received().has(transfer));
+        throw new Error(`not notified: ${missing.join(', ')}\nthe follower before the kill:\n${followerLines(killedOutput).join('\n')}\nafter:\n${followerLines(running.output()).join('\n')}`);
+      }
       await sleep(200);
     }
     const log = (await call('GET', `/v1/webhooks/${id}/deliveries?pageSize=100`)).body.deliveries.map((entry: { messageId: string }) => entry.messageId);

@@ -1,6 +1,8 @@
 import { encodeFunctionData, getAddress, type Hex } from 'viem';
 import { DevCollectibles, DevToken, Forwarder } from '../../../infra/dev-contracts.generated';
 import { verifyNotification } from '../../../lib/deliveries/signing';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { ChainFollower } from '../../../lib/chains/follower';
 import { devChainSettings } from '../../../lib/config/chains';
 import { MAX_STORED_BODY_BYTES } from '../../../lib/store/messages';
 import { randomAddress } from '../../support/factories';
@@ -189,6 +191,47 @@ describe('the chain follower on a real anvil', () => {
       const { logs } = notificationOf(request!).event;
       expect(logs).toEqual([expect.objectContaining({ address: token, topic0: transferTopic, removed: false })]);
       expect(logs![0]).not.toHaveProperty('topic3');
+    });
+  });
+
+  describe('a chain followed for the first time', () => {
+    // A second node that the service does not follow: these tests take its follower's steps.
+    const unfollowed = useDevChain('31339');
+    const silent = new Logger({ logLevel: 'SILENT' });
+    async function stepsUntilCaughtUp(follower: ChainFollower) {
+      let notifications = 0;
+      for (let result = await follower.step(); ; result = await follower.step()) {
+        notifications += result.notifications;
+        if (result.caughtUp) return notifications;
+      }
+    }
+
+    test('the dev chain is followed from its genesis: a transfer mined before the first step is notified', async () => {
+      const to = randomAddress();
+      const { receiver } = await watch([to], { chainId: '31339' });
+      const from = await unfollowed.fundedAddress();
+      const receipt = await unfollowed.send({ from, to, value: 3n });
+      await unfollowed.rpc('anvil_mine', ['0x3']);
+      expect(await stepsUntilCaughtUp(new ChainFollower(devChainSettings('31339', unfollowed.rpcUrl()), silent))).toBe(1);
+      const [request] = await receiver.waitFor(1);
+      expect(notificationOf(request!).event.transaction.txHash).toBe(receipt.transactionHash);
+    });
+
+    test('another chain is followed from its safe block: its history is not notified, what follows is', async () => {
+      const to = randomAddress();
+      // The same node under another chain id, with no checkpoint yet.
+      const settings = { ...devChainSettings('31340', unfollowed.rpcUrl()), firstCheckpoint: undefined };
+      const { receiver } = await watch([to], { chainId: '31340' });
+      const from = await unfollowed.fundedAddress();
+      await unfollowed.send({ from, to, value: 1n });
+      const follower = new ChainFollower(settings, silent);
+      expect(await stepsUntilCaughtUp(follower)).toBe(0);
+      const receipt = await unfollowed.send({ from, to, value: 2n });
+      expect(await stepsUntilCaughtUp(follower)).toBe(1);
+      const [request] = await receiver.waitFor(1);
+      expect(notificationOf(request!).event.transaction.txHash).toBe(receipt.transactionHash);
+      await sleep(300);
+      expect(receiver.requests).toHaveLength(1);
     });
   });
 });
