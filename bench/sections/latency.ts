@@ -1,12 +1,12 @@
 import { spawnListening, type ListeningProcess } from '../../test/support/processes';
 import { load, type LoadOptions, type LoadResult } from '../support/load';
-import { processCpuMicros } from '../support/process-stats';
+import { processCpuMicros, processesCpuMicros } from '../support/process-stats';
 import { figure, median, type BenchOptions, type Figure } from '../support/report';
 import { profileArgs, type BenchService } from '../support/service';
 
 const SECTION = '2 latency';
 const TARGET = 1.15;
-/** One client; a few, which the service's two processes (gateway, store) can serve in parallel; many, which saturate the machine. */
+/** One client; a few, which the service's processes (gateway, store) can serve in parallel; many, which saturate the machine. */
 const SATURATING_CONCURRENCY = 32;
 const CONCURRENCIES = [1, 8, SATURATING_CONCURRENCY];
 
@@ -25,7 +25,7 @@ const ENDPOINTS = [
 /** The same items as `/create` writes, in one batch instead of two in order: a figure with no target. */
 const CREATE_IN_ONE_BATCH = '/create-one-batch';
 
-/** A load run, with the CPU the server, the store and (ours) the background work's process spent per request during it (Linux only). */
+/** A load run, with the CPU the server (ours: the API's processes), the store and (ours) the background work's process spent per request during it (Linux only). */
 interface Run extends LoadResult {
   serverCpu?: number;
   storeCpu?: number;
@@ -41,7 +41,7 @@ interface Run extends LoadResult {
 export async function latency(
   { quick, progress }: BenchOptions,
   store: { env: Record<string, string>; pid: number },
-  { service, key, account, backgroundPid }: BenchService,
+  { service, key, account, apiPids, backgroundPid }: BenchService,
 ): Promise<{ figures: Figure[]; requestsServed: number }> {
   let requestsServed = 0;
   const baseline = await spawnListening('bench/processes/baseline-server.ts', { ...store.env, BENCH_ACCOUNT: account }, /baseline listening on (\S+)/, profileArgs());
@@ -52,8 +52,8 @@ export async function latency(
   const rounds = quick ? 1 : 8;
   const figures: Figure[] = [];
 
-  async function measured(serverPid: number, options: LoadOptions, ourBackgroundPid?: number): Promise<Run> {
-    const server = processCpuMicros(serverPid);
+  async function measured(serverPids: number[], options: LoadOptions, ourBackgroundPid?: number): Promise<Run> {
+    const server = processesCpuMicros(serverPids);
     const storeBefore = processCpuMicros(store.pid);
     const background = ourBackgroundPid === undefined ? undefined : processCpuMicros(ourBackgroundPid);
     const result = await load(options);
@@ -61,7 +61,7 @@ export async function latency(
       before === undefined || after === undefined ? undefined : (after - before) / result.requests;
     return {
       ...result,
-      serverCpu: perRequest(server, processCpuMicros(serverPid)),
+      serverCpu: perRequest(server, processesCpuMicros(serverPids)),
       storeCpu: perRequest(storeBefore, processCpuMicros(store.pid)),
       backgroundCpu: ourBackgroundPid === undefined ? undefined : perRequest(background, processCpuMicros(ourBackgroundPid)),
     };
@@ -71,12 +71,12 @@ export async function latency(
     for (const endpoint of ENDPOINTS) {
       for (const connections of CONCURRENCIES) {
         const runOurs = async () => {
-          const result = await measured(service.process.pid!, { url: service.url + endpoint.service, method: endpoint.method, body: endpoint.body, headers: { 'x-service-api-key': key, 'content-type': 'application/json' }, connections, duration }, backgroundPid);
+          const result = await measured(apiPids, { url: service.url + endpoint.service, method: endpoint.method, body: endpoint.body, headers: { 'x-service-api-key': key, 'content-type': 'application/json' }, connections, duration }, backgroundPid);
           requestsServed += result.requests;
           return result;
         };
         const runFloor = () =>
-          measured(baseline.process.pid!, { url: baselineUrl + endpoint.baseline, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration });
+          measured([baseline.process.pid!], { url: baselineUrl + endpoint.baseline, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration });
         progress(`latency: ${endpoint.name} at concurrency ${connections}`);
         const { ours, floor } = await pairedRounds(runOurs, runFloor, rounds);
         const failed = ours.reduce((sum, result) => sum + Object.entries(result.statusCounts).filter(([code]) => Number(code) >= 300).reduce((s, [, n]) => s + n, 0), 0);
@@ -97,7 +97,7 @@ export async function latency(
         }
         if (endpoint.method === 'POST' && connections === 1) {
           progress(`latency: ${endpoint.name} at concurrency 1, against a baseline writing its items in one batch`);
-          const oneBatch = await pairedRounds(runOurs, () => measured(baseline.process.pid!, { url: baselineUrl + CREATE_IN_ONE_BATCH, method: 'POST', body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration }), rounds);
+          const oneBatch = await pairedRounds(runOurs, () => measured([baseline.process.pid!], { url: baselineUrl + CREATE_IN_ONE_BATCH, method: 'POST', body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration }), rounds);
           const ratio = median(oneBatch.ours.map((result, round) => result.p50 / oneBatch.floor[round]!.p50));
           figures.push(figure(SECTION, `${endpoint.name} c=1 p50 ratio, baseline writing in one batch`, ratio, 'x', undefined, 'no target: one batch lets a head land before its watcher'));
         }
@@ -142,14 +142,14 @@ async function budgetFigure(
   endpoint: (typeof ENDPOINTS)[number],
   floorRuns: Run[],
   baseline: ListeningProcess,
-  run: { rounds: number; connections: number; duration: number; measured: (pid: number, options: LoadOptions) => Promise<Run>; progress: BenchOptions['progress'] },
+  run: { rounds: number; connections: number; duration: number; measured: (pids: number[], options: LoadOptions) => Promise<Run>; progress: BenchOptions['progress'] },
 ): Promise<Figure[]> {
   const floorCpu = medianCpu(floorRuns, 'serverCpu');
   if (floorCpu === undefined) return [];
   run.progress(`latency: ${endpoint.name} at concurrency ${run.connections}, the baseline against itself with 15 % more CPU`);
   const busyMicros = Math.round(floorCpu * (TARGET - 1));
   const runWith = (query: string) => () =>
-    run.measured(baseline.process.pid!, { url: baseline.match[1]! + endpoint.baseline + query, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections: run.connections, duration: run.duration });
+    run.measured([baseline.process.pid!], { url: baseline.match[1]! + endpoint.baseline + query, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections: run.connections, duration: run.duration });
   const { ours: busy, floor } = await pairedRounds(runWith(`?busyMicros=${busyMicros}`), runWith(''), run.rounds);
   const ratio = median(busy.map((result, round) => result.p50 / floor[round]!.p50));
   const cpu = (runs: Run[]) => micros(medianCpu(runs, 'serverCpu') ?? NaN);

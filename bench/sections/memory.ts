@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { createLocalGateway } from '../../infra/local/gateway';
+import { TokenBucketThrottle } from '../../infra/local/token-bucket';
 import { stageSettings } from '../../lib/config/stages';
 import { createApiKey } from '../../lib/keys/api-keys';
 import { routeList } from '../../lib/routes';
@@ -20,14 +21,18 @@ async function drive({ service, key }: BenchService, requests: number) {
 }
 
 /**
- * Peak RSS of `npm start` after its first 1 000 requests and after 100 000 (quick: 10 000). The
+ * Peak RSS of `npm start`'s API processes (its own and the gateway's, summed) after its first 1 000
+ * requests and after 100 000 (quick: 10 000). The
  * server is the one the latency section measures: `before` runs on the fresh process, the latency
  * runs count towards the total, and `after` tops up the rest.
  */
 export function peakRss({ quick, progress }: BenchOptions, bench: BenchService) {
   const total = quick ? 10_000 : 100_000;
   const checkpoints: { requests: number; kib: number }[] = [];
-  const record = async (requests: number) => checkpoints.push({ requests, kib: await peakRssKiB(bench.service.process.pid!) });
+  const record = async (requests: number) => {
+    const peaks = await Promise.all(bench.apiPids.map((pid) => peakRssKiB(pid)));
+    checkpoints.push({ requests, kib: peaks.reduce((sum, kib) => sum + kib, 0) });
+  };
   return {
     before: async () => {
       progress('memory: the first 1 000 requests');
@@ -69,7 +74,7 @@ export async function heapPerKey({ quick, progress }: BenchOptions): Promise<Fig
   for (let index = 0; index < count + 200; index += 50) {
     keys.push(...(await Promise.all(Array.from({ length: 50 }, async (_, offset) => (await createApiKey(`bench-heap-${index + offset}`)).key))));
   }
-  const gateway = await createLocalGateway({ routes: routeList, stage: stageSettings('local'), throttle: { rateLimit: 100, burstLimit: 200 }, authorizerCacheTtlSeconds: 300 });
+  const gateway = await createLocalGateway({ routes: routeList, stage: stageSettings('local'), throttle: new TokenBucketThrottle({ rateLimit: 100, burstLimit: 200 }), authorizerCacheTtlSeconds: 300 });
   await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/v1/webhooks:getSharedSecret`;
   const visit = async (batch: string[]) => {

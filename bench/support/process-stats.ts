@@ -18,6 +18,17 @@ export function processCpuMicros(pid: number): number | undefined {
   }
 }
 
+/** The CPU time of several processes together (a service's), in microseconds; undefined if any cannot tell. */
+export function processesCpuMicros(pids: number[]): number | undefined {
+  let total = 0;
+  for (const pid of pids) {
+    const micros = processCpuMicros(pid);
+    if (micros === undefined) return undefined;
+    total += micros;
+  }
+  return total;
+}
+
 /** Peak RSS (VmHWM) of a process, in KiB. */
 export async function peakRssKiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');

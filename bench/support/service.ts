@@ -11,7 +11,11 @@ export const profileArgs = () => (process.env.BENCH_PROFILE_DIR ? ['--cpu-prof',
 
 export type BenchService = Awaited<ReturnType<typeof startBenchService>>;
 
-/** `npm start` on the bench store, with an account holding a secret and 20 webhooks, its key, and the pid of its background work's process. */
+/**
+ * `npm start` on the bench store, with an account holding a secret and 20 webhooks, its key, the
+ * pids of the API's processes (`npm start`'s own, which holds the throttle's buckets, and the
+ * gateway's) and the pid of its background work's process.
+ */
 export async function startBenchService(storeEnv: Record<string, string>, env: Record<string, string> = {}, nodeArgs = profileArgs()) {
   const account = `bench-${Math.random().toString(36).slice(2, 8)}`;
   const { key } = await createApiKey(account);
@@ -27,6 +31,7 @@ export async function startBenchService(storeEnv: Record<string, string>, env: R
   }, nodeArgs);
   // Found in /proc rather than in the "started" line, which the bench's log level leaves out.
   const [backgroundPid] = childrenOf(service.process.pid!, 'background-process-main');
-  return { service, key, account, backgroundPid };
+  const apiPids = [service.process.pid!, ...childrenOf(service.process.pid!, 'gateway-process-main')];
+  return { service, key, account, apiPids, backgroundPid };
 }
 

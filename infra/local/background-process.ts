@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import type { ChainSettings } from '../../lib/config/chains';
-import { consumeQueueLocally, type QueuedDelivery } from '../../lib/deliveries/queue';
+import type { QueuedDelivery } from '../../lib/deliveries/queue';
 import { stopChildProcess } from './child-process';
 import type { ProcessExit } from './dynamodb-process';
 
@@ -15,6 +15,8 @@ export interface BackgroundProcess {
   pid: number;
   /** Settles when the process exits without having been asked to stop: it crashed or was killed. */
   unexpectedExit: Promise<ProcessExit>;
+  /** Hands deliveries the API queued to its dispatcher; best effort, like the queue on AWS: what does not reach it, the sweep takes up. */
+  queue(deliveries: QueuedDelivery[]): void;
   /** Asks it to stop (the attempts under way finish) and waits for it to exit; SIGKILL after `STOP_TIMEOUT_MS`. */
   close(): Promise<void>;
 }
@@ -28,7 +30,7 @@ const STOP_TIMEOUT_MS = 30_000;
  * API's on AWS: a burst of deliveries or a large block never holds up an API response, and the API's
  * process runs only the API's code. (Beside the loops, a secret read cost the API's process 10 %
  * more CPU at concurrency 8, most of it in the AWS SDK's own code: bench/README.md.)
- * Messages the API queues (retry, recover, test) reach the child's dispatcher over the IPC channel.
+ * Messages the gateway's processes queue (retry, recover, test) reach the child's dispatcher over the IPC channels, through this process.
  * It runs in `npm start`'s process group, and exits at once when its parent is gone: an attempt it
  * cuts off is claimed again after its claim runs out, as after any crash.
  */
@@ -45,14 +47,12 @@ export function startBackgroundProcess(chains: ChainSettings[]): Promise<Backgro
     child.once('error', reject);
     child.on('message', (message: BackgroundProcessMessage) => {
       if (message.type !== 'started') return;
-      // Best effort, like the queue on AWS: what does not reach the dispatcher, the sweep takes up.
-      const stopConsuming = consumeQueueLocally((deliveries) => send({ type: 'queue', deliveries }));
       resolve({
         pid: message.pid,
         unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : exit)),
+        queue: (deliveries) => send({ type: 'queue', deliveries }),
         close: async () => {
           stopRequested = true;
-          stopConsuming();
           await stopChildProcess(child, exited, () => send({ type: 'stop' }), STOP_TIMEOUT_MS);
         },
       });

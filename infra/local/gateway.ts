@@ -10,7 +10,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import type { StageSettings, UsagePlanSettings } from '../../lib/config/stages';
+import type { StageSettings } from '../../lib/config/stages';
 import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESSAGE, TooManyRequests, Unauthorized } from '../../lib/errors';
 import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
@@ -19,7 +19,7 @@ import type { Route } from '../../lib/routes';
 import { apiReference } from './api-reference';
 import { localLogger as logger, logRequest } from './local-logger';
 import { routeTable } from './route-table';
-import { TokenBucketThrottle } from './token-bucket';
+import type { Throttle } from './token-bucket';
 
 type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
@@ -28,7 +28,8 @@ export interface LocalGatewayOptions {
   routes: Route[];
   /** Names the stage in events, and sizes each invocation's Lambda context as the stack deploys it. */
   stage: StageSettings;
-  throttle: Pick<UsagePlanSettings, 'rateLimit' | 'burstLimit'>;
+  /** Usage-plan throttling per key: a token bucket here, or the one `npm start`'s gateway processes share. */
+  throttle: Throttle;
   /** Like API Gateway's authorizer result cache: 0 asks the authorizer on every request. */
   authorizerCacheTtlSeconds: number;
 }
@@ -81,7 +82,6 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   const matchRoute = routeTable(routes);
   const referencePage = apiReference(openApiDocument(options.routes));
   const authorizer = await loadFunction<AuthorizerHandler>(AUTHORIZER_ENTRY, 'authorizer', options.stage);
-  const throttle = new TokenBucketThrottle(options.throttle);
   const authorizations = new Map<string, CachedAuthorization>();
 
   /** The authorizer's context cached for the key, unless it has expired. */
@@ -165,7 +165,8 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     // A cached answer is taken synchronously: most requests then await nothing before the handler.
     event.requestContext.authorizer = cachedAuthorization(key) ?? (await authorize(key, event));
     log.account = event.requestContext.authorizer.accountId;
-    const retryAfter = throttle.take(key);
+    const taken = options.throttle.take(key);
+    const retryAfter = typeof taken === 'number' ? taken : await taken;
     if (retryAfter > 0) throw new TooManyRequests(retryAfter);
     if (hasBody) event.body = await readBody(request);
     return match.route.function.handler(event, new LocalLambdaContext(match.route.function, requestId));

@@ -11,10 +11,10 @@ export const localLogger = new Logger({ serviceName: SERVICE_NAME });
 
 /**
  * The one line per request, in the shape of the logger's lines (level, message, timestamp,
- * service, then the fields), written directly: it is on every request's path, and the logger's
+ * service, then the fields, and the pid of the gateway process that served it), written directly: it is on every request's path, and the logger's
  * formatting costs 12 µs a line against 3 µs for this (measured on the bench machine), a tenth of
  * what the gateway adds to a request at concurrency 8.
  */
 export function logRequest(fields: Record<string, unknown>): void {
-  process.stdout.write(`${JSON.stringify({ level: 'INFO', message: 'request', timestamp: new Date().toISOString(), service: SERVICE_NAME, ...fields })}\n`);
+  process.stdout.write(`${JSON.stringify({ level: 'INFO', message: 'request', timestamp: new Date().toISOString(), service: SERVICE_NAME, ...fields, pid: process.pid })}\n`);
 }

@@ -9,7 +9,9 @@ import { readKeyFile, writeKeyFile } from './key-file';
 import { startDynamoDbProcess, type DynamoDbProcess, type ProcessExit } from './dynamodb-process';
 import { ensureTable, portInUse } from './embedded-dynamodb';
 import { createLocalGateway } from './gateway';
-import { startBackgroundProcess } from './background-process';
+import { startBackgroundProcess, type BackgroundProcess } from './background-process';
+import { startGatewayProcesses, type GatewayProcesses } from './gateway-processes';
+import { TokenBucketThrottle } from './token-bucket';
 import { startBackgroundWork, type BackgroundWork } from './background-work';
 import { findAnvil, startDevChain, type DevChain, type DevChainOptions } from './dev-chain';
 import { localLogger as logger } from './local-logger';
@@ -30,10 +32,10 @@ export interface LocalServiceOptions {
   /** Chains to follow besides the dev chain and those of CHAIN_RPC_URLS (tests follow a node they run). */
   chains?: ChainSettings[];
   /**
-   * Where the background work runs: `npm start` gives it a process of its own; tests keep it in
-   * theirs, where their hooks (the delivery guard's, say) see it.
+   * Where the API and the background work run: `npm start` gives the gateway `gateways` processes and
+   * the background work one; tests keep both in theirs, where their hooks (the delivery guard's, say) see them.
    */
-  backgroundWork: 'own process' | 'this process';
+  processes: { gateways: number } | 'this process';
 }
 
 export interface LocalService {
@@ -46,6 +48,10 @@ export interface LocalService {
   devChain?: { rpcUrl: string; chainId: string; pid: number };
   /** Settles if the embedded DynamoDB's process exits while the service runs. */
   storeExit: Promise<ProcessExit>;
+  /** The gateway's processes, when it has its own. */
+  gatewayPids?: number[];
+  /** Settles if one of the gateway's processes exits while the service runs. */
+  gatewayExit: Promise<ProcessExit & { pid: number }>;
   /** The background work's process, when it has one. */
   backgroundPid?: number;
   /** Settles if the background work's process exits while the service runs. */
@@ -69,6 +75,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const chains = [...chainsFromEnvironment(process.env), ...(options.chains ?? [])];
   let dynamoDb: DynamoDbProcess | undefined;
   let devChain: DevChain | undefined;
+  let gateway: RunningGateway | undefined;
+  let background: BackgroundProcess | undefined;
   if (!process.env.DYNAMODB_ENDPOINT) {
     dynamoDb = await startDynamoDbProcess({
       port: options.dynamoDbPort,
@@ -80,20 +88,24 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   try {
     const config = runtimeConfig();
     const tableCreated = (await ensureTable(config.tableName)) === 'created';
-    const gateway = await createLocalGateway({
-      routes: routeList,
-      stage: config.stage,
-      throttle: config.localThrottle,
-      authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
-    });
-    await listen(gateway, options.port, options.host);
+    gateway =
+      options.processes === 'this process'
+        ? await startGatewayHere(options.port, options.host)
+        : await startGatewayProcesses({
+            count: options.processes.gateways,
+            port: options.port,
+            host: options.host,
+            throttle: config.localThrottle,
+            // Until the background process has started, the sweep takes up what is queued.
+            queue: (deliveries) => background?.queue(deliveries),
+          });
     if (options.devChain) {
       devChain = await startLocalDevChain({ ...options.devChain, stateDirectory: options.dataDir && path.join(options.dataDir, 'dev-chain') });
       if (devChain) chains.unshift(devChainSettings(options.devChain.chainId, devChain.rpcUrl));
     }
-    const background = options.backgroundWork === 'own process' ? await startBackgroundProcess(chains) : undefined;
+    background = options.processes === 'this process' ? undefined : await startBackgroundProcess(chains);
     const work: BackgroundWork = background ? { stop: background.close } : startBackgroundWork(chains);
-    const { port } = gateway.address() as AddressInfo;
+    const { port } = gateway;
     return {
       url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
       dynamoDbEndpoint: config.dynamoDbEndpoint!,
@@ -101,23 +113,48 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       devChain: devChain && options.devChain && { rpcUrl: devChain.rpcUrl, chainId: options.devChain.chainId, pid: devChain.pid },
       tableCreated,
       storeExit: dynamoDb?.unexpectedExit ?? new Promise(() => undefined),
+      gatewayPids: gateway.pids,
+      gatewayExit: gateway.unexpectedExit ?? new Promise(() => undefined),
       backgroundPid: background?.pid,
       backgroundExit: background?.unexpectedExit ?? new Promise(() => undefined),
       close: async () => {
-        await new Promise<void>((resolve) => {
-          gateway.close(() => resolve());
-          gateway.closeIdleConnections();
-        });
+        await gateway!.close();
         await work.stop();
         await devChain?.stop();
         await dynamoDb?.close();
       },
     };
   } catch (error) {
+    await gateway?.close();
+    await background?.close();
     await devChain?.stop();
     await dynamoDb?.close();
     throw error;
   }
+}
+
+/** The local API Gateway, in processes of its own or in this one. */
+type RunningGateway = Pick<GatewayProcesses, 'port' | 'close'> & Partial<Pick<GatewayProcesses, 'pids' | 'unexpectedExit'>>;
+
+/** The gateway in this process, on a token bucket of its own. */
+async function startGatewayHere(port: number, host: string): Promise<RunningGateway> {
+  const config = runtimeConfig();
+  const server = await createLocalGateway({
+    routes: routeList,
+    stage: config.stage,
+    throttle: new TokenBucketThrottle(config.localThrottle),
+    authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
+  });
+  await listen(server, port, host);
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

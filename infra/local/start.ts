@@ -1,4 +1,5 @@
 import './node-version-warning';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, DEFAULT_DYNAMODB_PORT } from '../../lib/config/runtime';
 import { createApiKey, listApiKeys } from '../../lib/keys/api-keys';
@@ -21,12 +22,13 @@ async function main() {
     dynamoDbPort: Number(process.env.DYNAMODB_PORT ?? DEFAULT_DYNAMODB_PORT),
     dataDir,
     devChain: devChainOptions(),
-    backgroundWork: 'own process',
+    processes: { gateways: gatewayProcessCount() },
   });
   logger.info('started', {
     url: service.url,
     dynamoDbEndpoint: service.dynamoDbEndpoint,
     dynamoDbPid: service.dynamoDbPid,
+    gatewayPids: service.gatewayPids,
     backgroundPid: service.backgroundPid,
     devChain: service.devChain,
   });
@@ -43,6 +45,18 @@ async function main() {
     lines.push(`More keys: ${port}npm run keys -- create --account ${DEV_ACCOUNT}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * GATEWAY_PROCESSES: how many processes serve the API; by default one per core but one, which the
+ * store's process needs, and at most 4. On 2 cores a second gateway process made the list and create
+ * cost 40-60 % more CPU a request at concurrency 8 (bench/README.md).
+ */
+function gatewayProcessCount(): number {
+  const given = process.env.GATEWAY_PROCESSES;
+  if (!given) return Math.max(1, Math.min(4, availableParallelism() - 1));
+  if (!/^[1-9]\d{0,2}$/.test(given)) throw new ConfigurationError(`GATEWAY_PROCESSES must be a whole number from 1 to 999, got '${given}'`);
+  return Number(given);
 }
 
 /** DEV_CHAIN=off: no dev chain; DEV_CHAIN_PORT and DEV_CHAIN_ID: where it listens and its chain id. */
@@ -75,7 +89,7 @@ async function firstDevKey(service: LocalService, dataDir: string): Promise<stri
 /**
  * SIGINT and SIGTERM stop the service cleanly. If the embedded DynamoDB's process dies, the service
  * reports it and stops too, rather than answering 503 to everything; so it does if the background
- * process dies, rather than accepting webhooks it would never notify.
+ * process dies, rather than accepting webhooks it would never notify, and if a gateway process dies.
  */
 function superviseUntilStopped(service: LocalService) {
   let stopping = false;
@@ -92,6 +106,10 @@ function superviseUntilStopped(service: LocalService) {
   void service.storeExit.then((exit) => {
     logger.error('the embedded DynamoDB process exited; stopping', { exitCode: exit.code, signal: exit.signal });
     void stop('embedded DynamoDB exited', 1);
+  });
+  void service.gatewayExit.then((exit) => {
+    logger.error('a gateway process exited; stopping', { pid: exit.pid, exitCode: exit.code, signal: exit.signal });
+    void stop('gateway process exited', 1);
   });
   void service.backgroundExit.then((exit) => {
     logger.error('the background process exited; stopping', { exitCode: exit.code, signal: exit.signal });

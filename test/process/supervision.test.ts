@@ -20,10 +20,11 @@ let runs = 0;
 /** A data directory of its own for each server, so that no test holds another's. */
 const freshDataDir = () => path.join(dataDirs(), `data-${(runs += 1)}`);
 
-/** The pids of the embedded DynamoDB's process and of the background work's, from the "started" log line. */
-function childPids(server: RunningServer): { store: number; background: number } {
-  const started = logLines(server.output()).find((line) => line.message === 'started');
-  return { store: started!.dynamoDbPid as number, background: started!.backgroundPid as number };
+/** The pids of the embedded DynamoDB's process, the gateway's processes and the background work's, from the "started" log line. */
+function childPids(server: RunningServer): { store: number; background: number; gateway: number; all: number[] } {
+  const started = logLines(server.output()).find((line) => line.message === 'started')!;
+  const [store, background, gateways] = [started.dynamoDbPid as number, started.backgroundPid as number, started.gatewayPids as number[]];
+  return { store, background, gateway: gateways[0]!, all: [store, background, ...gateways] };
 }
 
 /** `npm start` run to its end, for starts that must fail: its exit code and output. */
@@ -41,16 +42,16 @@ function failureReason(result: { code: number | null; stdout: string; stderr: st
   return failures[0]!.reason as string;
 }
 
-describe('npm start runs the embedded DynamoDB and the background work in processes of their own', () => {
-  it('listens on 127.0.0.1 by default, the store and the background work in two other processes, its children', async () => {
-    const server = await startServerProcess({ DATA_DIR: freshDataDir() });
+describe('npm start runs the embedded DynamoDB, the gateway and the background work in processes of their own', () => {
+  it('listens on 127.0.0.1 by default, the store, two gateway processes and the background work in processes of their own, its children', async () => {
+    const server = await startServerProcess({ DATA_DIR: freshDataDir(), GATEWAY_PROCESSES: '2' });
     try {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const port = Number(new URL(server.url).port);
       expect(listeningAddresses(port)).toEqual(['127.0.0.1']);
-      const { store, background } = childPids(server);
-      expect(new Set([server.process.pid, store, background]).size).toBe(3);
-      for (const pid of [store, background]) {
+      const { all } = childPids(server);
+      expect(new Set([server.process.pid, ...all]).size).toBe(5);
+      for (const pid of all) {
         expect(isRunning(pid)).toBe(true);
         expect(procStat(pid)!.parentPid).toBe(server.process.pid);
       }
@@ -60,15 +61,14 @@ describe('npm start runs the embedded DynamoDB and the background work in proces
     }
   });
 
-  it.each(['SIGINT', 'SIGTERM'] as const)('stops all three processes cleanly on %s, leaving no orphan', async (signal) => {
+  it.each(['SIGINT', 'SIGTERM'] as const)('stops all its processes cleanly on %s, leaving no orphan', async (signal) => {
     const server = await startServerProcess({ DATA_DIR: freshDataDir() });
-    const { store, background } = childPids(server);
+    const { all } = childPids(server);
     // Ctrl-C in a terminal signals the whole process group (the store has a group of its own, and
     // gets it too); a SIGTERM usually reaches only the parent.
-    if (signal === 'SIGINT') for (const pid of [store, background]) process.kill(pid, 'SIGINT');
+    if (signal === 'SIGINT') for (const pid of all) process.kill(pid, 'SIGINT');
     expect(await server.stop(signal)).toBe(0);
-    await waitUntilGone(store);
-    await waitUntilGone(background);
+    for (const pid of all) await waitUntilGone(pid);
     expect(server.output()).toContain('"message":"stopped"');
   });
 
@@ -95,19 +95,19 @@ describe('npm start runs the embedded DynamoDB and the background work in proces
     await waitUntilGone(pid);
   });
 
-  it('stops the store and the background work when npm start is killed with SIGKILL', async () => {
+  it('stops the store, the gateway and the background work when npm start is killed with SIGKILL', async () => {
     const server = await startServerProcess({ DATA_DIR: freshDataDir() });
-    const { store, background } = childPids(server);
+    const { all } = childPids(server);
     await server.stop('SIGKILL');
-    await waitUntilGone(store);
-    await waitUntilGone(background);
+    for (const pid of all) await waitUntilGone(pid);
   });
 
   it.each([
     ['store', 'the embedded DynamoDB process exited; stopping'],
     ['background', 'the background process exited; stopping'],
-  ] as const)('reports a crash of the %s process, stops the other and exits with 1', async (which, message) => {
-    const server = await startServerProcess({ DATA_DIR: freshDataDir() });
+    ['gateway', 'a gateway process exited; stopping'],
+  ] as const)('reports a crash of the %s process, stops the others and exits with 1', async (which, message) => {
+    const server = await startServerProcess({ DATA_DIR: freshDataDir(), GATEWAY_PROCESSES: '2' });
     const pids = childPids(server);
     process.kill(pids[which], 'SIGKILL');
     const exitCode = await server.stop('SIGCONT'); // waits for the exit; SIGCONT changes nothing
@@ -115,7 +115,7 @@ describe('npm start runs the embedded DynamoDB and the background work in proces
     const lines = logLines(server.output());
     expect(lines).toContainEqual(expect.objectContaining({ message, signal: 'SIGKILL' }));
     expect(lines.at(-1)).toMatchObject({ message: 'stopped' });
-    await waitUntilGone(pids[which === 'store' ? 'background' : 'store']);
+    for (const pid of pids.all) await waitUntilGone(pid);
   });
 
   it('keeps what was written before a SIGKILL of npm start', async () => {
@@ -184,6 +184,7 @@ describe('npm start refuses to start, in one structured line', () => {
     [{ CHAIN_RPC_URLS: '1=http://127.0.0.1:1' }, 'chain 1 needs a confirmations value: CHAIN_CONFIRMATIONS=1=<blocks>'],
     [{ CHAIN_RPC_URLS: '43114=ftp://x' }, 'CHAIN_RPC_URLS: the URL of chain 43114 must be an http(s) URL'],
     [{ DEV_CHAIN_PORT: 'abc' }, "DEV_CHAIN_PORT must be a port number, got 'abc'"],
+    [{ GATEWAY_PROCESSES: '0' }, "GATEWAY_PROCESSES must be a whole number from 1 to 999, got '0'"],
   ])('when a setting is not usable (%j), naming it', async (env, expected) => {
     expect(failureReason(await failedStart({ DATA_DIR: freshDataDir(), ...env }))).toBe(expected);
   });

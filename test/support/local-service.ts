@@ -24,7 +24,7 @@ export function useLocalService(env: Record<string, string> = {}, options: Pick<
     else delete process.env.DYNAMODB_ENDPOINT;
     delete process.env.PAGE_TOKEN_KEY;
     Object.assign(process.env, { STAGE: 'local', TABLE_NAME: 'webhooks-http-test', AUTHORIZER_CACHE_TTL_SECONDS: '0', ...env });
-    service = await startLocalService({ port: 0, host: '127.0.0.1', dynamoDbPort: 0, backgroundWork: 'this process', ...(typeof options === 'function' ? options() : options) });
+    service = await startLocalService({ port: 0, host: '127.0.0.1', dynamoDbPort: 0, processes: 'this process', ...(typeof options === 'function' ? options() : options) });
   });
   afterAll(async () => {
     await service?.close();

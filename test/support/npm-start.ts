@@ -8,12 +8,12 @@ const ROOT = path.resolve(__dirname, '../..');
 export interface NpmStart {
   child: ChildProcessWithoutNullStreams;
   url: string;
-  /** The pids of npm, the server (node, exec'd by npm's shell), the embedded DynamoDB's process and the background work's. */
-  pids: { npm: number; server: number; store: number; background: number };
+  /** The pids of npm, the server (node, exec'd by npm's shell), the embedded DynamoDB's process, the gateway's and the background work's. */
+  pids: { npm: number; server: number; store: number; gateways: number[]; background: number };
   /** The last 256 KiB of what it printed. */
   output: () => string;
   exited: Promise<number | null>;
-  /** SIGKILL to the whole process group (npm, the server, the background work; the store has its own), then waits until all are gone. */
+  /** SIGKILL to the whole process group (npm, the server, the gateway, the background work; the store has its own), then waits until all are gone. */
   killGroup: () => Promise<void>;
 }
 
@@ -56,7 +56,7 @@ export async function startNpmStart(env: Record<string, string>): Promise<NpmSta
   const started = logLines(output).find((line) => line.message === 'started')!;
   const store = started.dynamoDbPid as number;
   const server = procStat(store)!.parentPid;
-  const pids = { npm: child.pid!, server, store, background: started.backgroundPid as number };
+  const pids = { npm: child.pid!, server, store, gateways: started.gatewayPids as number[], background: started.backgroundPid as number };
   return {
     child,
     url,
@@ -70,7 +70,7 @@ export async function startNpmStart(env: Record<string, string>): Promise<NpmSta
         // already gone
       }
       await exited;
-      for (const pid of [pids.server, pids.store, pids.background]) if (isRunning(pid)) await waitUntilGone(pid);
+      for (const pid of [pids.server, pids.store, ...pids.gateways, pids.background]) if (isRunning(pid)) await waitUntilGone(pid);
     },
   };
 }

@@ -1,0 +1,64 @@
+/**
+ * One of `npm start`'s gateway processes, forked by gateway-processes.ts (node:cluster): on `start`
+ * it serves the API on the socket all of them share, drawing on the first process's token buckets;
+ * it stops on `stop` or SIGTERM once the requests under way have finished, and exits at once when
+ * the channel closes, which is how it learns that its parent died.
+ */
+import './node-version-warning';
+import type { Server } from 'node:http';
+import { runtimeConfig } from '../../lib/config/runtime';
+import { consumeQueueLocally } from '../../lib/deliveries/queue';
+import { routeList } from '../../lib/routes';
+import { createLocalGateway } from './gateway';
+import type { GatewayProcessMessage } from './gateway-processes';
+import { SharedThrottle } from './shared-throttle';
+
+const send = (message: GatewayProcessMessage) => {
+  if (process.connected) process.send!(message);
+};
+
+const grants = new Map<number, (grant: { taken: number; retryAfterSeconds: number }) => void>();
+let nextGrantId = 0;
+let gateway: Server | undefined;
+let stopping = false;
+
+async function start({ port, host, tokensPerGrant }: Extract<GatewayProcessMessage, { type: 'start' }>) {
+  const config = runtimeConfig();
+  const throttle = new SharedThrottle(
+    (bucketKey, most) =>
+      new Promise((resolve) => {
+        const id = (nextGrantId += 1);
+        grants.set(id, resolve);
+        send({ type: 'tokens', id, bucketKey, most });
+      }),
+    tokensPerGrant,
+  );
+  consumeQueueLocally((deliveries) => send({ type: 'queue', deliveries }));
+  gateway = await createLocalGateway({ routes: routeList, stage: config.stage, throttle, authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds });
+  gateway.once('error', (error: NodeJS.ErrnoException) => send({ type: 'failed', reason: error.message, code: error.code }));
+  gateway.listen(port, host, () => send({ type: 'listening', port: (gateway!.address() as { port: number }).port }));
+}
+
+async function stop() {
+  if (stopping) return;
+  stopping = true;
+  await new Promise<void>((resolve) => {
+    if (!gateway?.listening) return resolve();
+    gateway.close(() => resolve());
+    gateway.closeIdleConnections();
+  });
+  process.exit(0);
+}
+
+// Ctrl-C in a terminal signals the whole process group: the first process decides when this stops.
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => void stop());
+process.on('message', (message: GatewayProcessMessage) => {
+  if (message.type === 'granted') {
+    grants.get(message.id)?.(message);
+    grants.delete(message.id);
+  } else if (message.type === 'start' && !gateway) {
+    start(message).catch((error: Error) => send({ type: 'failed', reason: error.message }));
+  } else if (message.type === 'stop') void stop();
+});
+send({ type: 'ready' });
