@@ -1,4 +1,5 @@
 import './local/node-version-warning';
+import './cli-output';
 import { parseArgs } from 'node:util';
 import { createPublicClient, createWalletClient, defineChain, formatEther, http, isAddress, parseEther, parseUnits, type Address, type Hash } from 'viem';
 import { DevCollectibles, DevToken, Forwarder } from './dev-contracts.generated';

@@ -1,4 +1,5 @@
 import './local/node-version-warning';
+import './cli-output';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';

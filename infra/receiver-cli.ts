@@ -1,4 +1,5 @@
 import './local/node-version-warning';
+import './cli-output';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -3,7 +3,7 @@
  * channel: it reports `listening` or `failed`, stops on `stop` or SIGTERM, and stops by itself when
  * the channel closes, which is how it learns that its parent died, even by SIGKILL.
  */
-import { startEmbeddedDynamoDb, type EmbeddedDynamoDbOptions } from './embedded-dynamodb';
+import { dataDirectoryReadError, startEmbeddedDynamoDb, type EmbeddedDynamoDbOptions } from './embedded-dynamodb';
 import type { DynamoDbProcessMessage } from './dynamodb-process';
 import { StartupError } from './startup-error';
 
@@ -14,18 +14,25 @@ function report(message: DynamoDbProcessMessage): Promise<void> {
   return new Promise((resolve) => (process.connected ? process.send!(message, undefined, {}, () => resolve()) : resolve()));
 }
 
+/** Tells the parent why the store cannot go on (in one line, when it is something the user can act on) and exits. */
+async function fail(error: unknown): Promise<never> {
+  const known = error instanceof StartupError;
+  await report({ type: 'failed', reason: known ? error.message : String((error as Error).stack ?? error), known });
+  process.exit(1);
+}
+
 async function main() {
   // Ctrl-C in a terminal signals the whole process group: the parent decides when the store stops,
   // after the requests under way have finished.
   process.on('SIGINT', () => undefined);
   const options = JSON.parse(process.env.EMBEDDED_DYNAMODB_OPTIONS ?? '{}') as EmbeddedDynamoDbOptions;
+  // dynalite throws a LevelDB error (a damaged table file) out of the request that met it.
+  process.on('uncaughtException', (error) => void fail((options.directory && dataDirectoryReadError(options.directory, error)) || error));
   let store: Awaited<ReturnType<typeof startEmbeddedDynamoDb>>;
   try {
     store = await startEmbeddedDynamoDb(options);
   } catch (error) {
-    const known = error instanceof StartupError;
-    await report({ type: 'failed', reason: known ? error.message : String((error as Error).stack ?? error), known });
-    process.exit(1);
+    return fail(error);
   }
   let stopping = false;
   const stop = async () => {

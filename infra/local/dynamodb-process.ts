@@ -14,12 +14,17 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
 }
 
+/** A store process's exit, with the reason it gave, if it gave one before exiting. */
+export type StoreExit = ProcessExit & { reason?: string };
+
 export interface DynamoDbProcess {
   port: number;
   endpoint: string;
   pid: number;
   /** Settles when the process exits without having been asked to stop: it crashed or was killed. */
-  unexpectedExit: Promise<ProcessExit>;
+  unexpectedExit: Promise<StoreExit>;
+  /** Why it stopped, when it said and the user can act on it (a damaged data directory, say). */
+  failure(): StartupError | undefined;
   /** Asks it to stop (it flushes the store) and waits for it to exit; SIGKILL after `STOP_TIMEOUT_MS`. */
   close(): Promise<void>;
 }
@@ -46,6 +51,7 @@ export function startDynamoDbProcess(options: EmbeddedDynamoDbOptions): Promise<
     detached: true,
   });
   let stopRequested = false;
+  let failure: { reason: string; known: boolean } | undefined;
   const exited = new Promise<ProcessExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   return new Promise((resolve, reject) => {
     void exited.then(({ code, signal }) =>
@@ -53,13 +59,17 @@ export function startDynamoDbProcess(options: EmbeddedDynamoDbOptions): Promise<
     );
     child.once('error', reject);
     child.on('message', (message: DynamoDbProcessMessage) => {
-      if (message.type === 'failed') reject(message.known ? new StartupError(message.reason) : new Error(message.reason));
+      if (message.type === 'failed') {
+        failure = message;
+        reject(message.known ? new StartupError(message.reason) : new Error(message.reason));
+      }
       if (message.type !== 'listening') return;
       resolve({
         port: message.port,
         endpoint: `http://127.0.0.1:${message.port}`,
         pid: message.pid,
-        unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : exit)),
+        unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : { ...exit, reason: failure?.reason })),
+        failure: () => (failure?.known ? new StartupError(failure.reason) : undefined),
         close: async () => {
           stopRequested = true;
           await stopChildProcess(child, exited, () => child.send({ type: 'stop' } satisfies DynamoDbProcessMessage), STOP_TIMEOUT_MS);

@@ -97,8 +97,20 @@ async function dataDirectoryError(directory: string, error: LevelError, whenInUs
       `data directory ${directory} is in use by another process${owner ? ` (pid ${owner.pid}, ${owner.name})` : ''}: ${whenInUse}`,
     );
   }
-  return new StartupError(`data directory ${directory} is corrupted: ${cause.message}. Move it away to start fresh`);
+  return corrupted(directory, cause.message);
 }
+
+/**
+ * A LevelDB error met while serving a request: a table file damaged (truncated, overwritten) is
+ * found only when a request reads it, and dynalite throws the error out of its request callback.
+ * Undefined for any other error.
+ */
+export function dataDirectoryReadError(directory: string, error: unknown): StartupError | undefined {
+  const code = (error as LevelError | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('LEVEL_') ? corrupted(directory, (error as Error).message) : undefined;
+}
+
+const corrupted = (directory: string, what: string) => new StartupError(`data directory ${directory} is corrupted: ${what}. Move it away to start fresh`);
 
 /** The process recorded as holding the directory, if it is still running. */
 async function liveOwner(directory: string): Promise<{ pid: number; name: string } | undefined> {

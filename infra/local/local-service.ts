@@ -6,7 +6,7 @@ import { parsePageTokenKey } from '../../lib/config/page-token-key';
 import { runtimeConfig } from '../../lib/config/runtime';
 import { routeList } from '../../lib/routes';
 import { readKeyFile, writeKeyFile } from './key-file';
-import { startDynamoDbProcess, type DynamoDbProcess, type ProcessExit } from './dynamodb-process';
+import { startDynamoDbProcess, type DynamoDbProcess, type ProcessExit, type StoreExit } from './dynamodb-process';
 import { ensureTable, portInUse } from './embedded-dynamodb';
 import { createLocalGateway } from './gateway';
 import { startBackgroundProcess, type BackgroundProcess } from './background-process';
@@ -47,7 +47,9 @@ export interface LocalService {
   /** The dev chain's node, when one was asked for and could start. */
   devChain?: { rpcUrl: string; chainId: string; pid: number };
   /** Settles if the embedded DynamoDB's process exits while the service runs. */
-  storeExit: Promise<ProcessExit>;
+  storeExit: Promise<StoreExit>;
+  /** The error to report instead of `error` when the store's process stopped for a reason the user can act on. */
+  explained(error: unknown): unknown;
   /** The gateway's processes, when it has its own. */
   gatewayPids?: number[];
   /** Settles if one of the gateway's processes exits while the service runs. */
@@ -113,6 +115,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       devChain: devChain && options.devChain && { rpcUrl: devChain.rpcUrl, chainId: options.devChain.chainId, pid: devChain.pid },
       tableCreated,
       storeExit: dynamoDb?.unexpectedExit ?? new Promise(() => undefined),
+      explained: (error) => dynamoDb?.failure() ?? error,
       gatewayPids: gateway.pids,
       gatewayExit: gateway.unexpectedExit ?? new Promise(() => undefined),
       backgroundPid: background?.pid,
@@ -129,7 +132,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await background?.close();
     await devChain?.stop();
     await dynamoDb?.close();
-    throw error;
+    // A request that failed because the store's process stopped: the store said why.
+    throw dynamoDb?.failure() ?? error;
   }
 }
 

@@ -24,6 +24,13 @@ async function main() {
     devChain: devChainOptions(),
     processes: { gateways: gatewayProcessCount() },
   });
+  let lines: string[];
+  try {
+    lines = await banner(service, dataDir);
+  } catch (error) {
+    await service.close();
+    throw service.explained(error);
+  }
   logger.info('started', {
     url: service.url,
     dynamoDbEndpoint: service.dynamoDbEndpoint,
@@ -33,18 +40,26 @@ async function main() {
     devChain: service.devChain,
   });
   superviseUntilStopped(service);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
 
+/** What a person starting the server is told: where things are, and a key to try the API with. */
+async function banner(service: LocalService, dataDir: string): Promise<string[]> {
   const lines = [
     `Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`,
     `API reference: ${service.url}${API_REFERENCE_PATH} (the OpenAPI document: ${service.url}${OPENAPI_DOCUMENT_PATH})`,
   ];
-  if (service.devChain) lines.push(`Dev chain ${service.devChain.chainId} at ${service.devChain.rpcUrl} (try: npm run chain -- accounts)`);
+  if (service.devChain) {
+    const port = new URL(service.devChain.rpcUrl).port;
+    const variable = port === String(DEFAULT_DEV_CHAIN_PORT) ? '' : `DEV_CHAIN_PORT=${port} `;
+    lines.push(`Dev chain ${service.devChain.chainId} at ${service.devChain.rpcUrl} (try: ${variable}npm run chain -- accounts)`);
+  }
   if ((await listApiKeys(DEV_ACCOUNT)).length === 0) lines.push(...(await firstDevKey(service, dataDir)));
   else {
     const port = process.env.DYNAMODB_ENDPOINT ? '' : `DYNAMODB_PORT=${new URL(service.dynamoDbEndpoint).port} `;
     lines.push(`More keys: ${port}npm run keys -- create --account ${DEV_ACCOUNT}`);
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return lines;
 }
 
 /**
@@ -104,7 +119,7 @@ function superviseUntilStopped(service: LocalService) {
   process.on('SIGINT', (signal) => void stop(signal, 0));
   process.on('SIGTERM', (signal) => void stop(signal, 0));
   void service.storeExit.then((exit) => {
-    logger.error('the embedded DynamoDB process exited; stopping', { exitCode: exit.code, signal: exit.signal });
+    logger.error('the embedded DynamoDB process exited; stopping', { exitCode: exit.code, signal: exit.signal, reason: exit.reason });
     void stop('embedded DynamoDB exited', 1);
   });
   void service.gatewayExit.then((exit) => {

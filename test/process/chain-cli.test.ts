@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { decodeEventLog, getAddress } from 'viem';
@@ -28,6 +28,16 @@ describe('npm run chain', () => {
     expect(code).toBe(0);
     expect(stdout.trim().split('\n')).toHaveLength(10);
     expect(stdout).toContain('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266  10000 ETH');
+  });
+
+  test('accounts piped into a reader that stops after the first line (| head -1) exits 0 without a stack trace', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/chain-cli.ts', 'accounts', '--rpc', chain.rpcUrl()], { cwd: ROOT });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 
   test('send moves ETH and prints the transaction and its block', async () => {

@@ -20,6 +20,8 @@ it('the dev chain stops when the server is killed on its own (SIGKILL), leaving 
   const started = logLines(server.output()).find((line: any) => line.message === 'started') as any;
   const { rpcUrl } = started.devChain as { rpcUrl: string };
   expect(await answers(rpcUrl)).toBe(true);
+  // Pasted as shown, the banner's hint talks to this server's chain, not one on the default port.
+  expect(server.output()).toContain(`Dev chain 31337 at ${rpcUrl} (try: DEV_CHAIN_PORT=${new URL(rpcUrl).port} npm run chain -- accounts)`);
   await server.stop('SIGKILL');
   const deadline = Date.now() + 10_000;
   while ((await answers(rpcUrl)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -160,6 +161,32 @@ describe('the receiver CLI', () => {
       `receiver: cannot reach the service at http://127.0.0.1:${port} to fetch the shared secret (ECONNREFUSED); is npm start running there?\n`,
     );
   });
+});
+
+describe('npm run receiver', () => {
+  it('stops when npm alone is sent SIGTERM (kill $! of a receiver run in the background), freeing its port', async () => {
+    // A process group of its own, so that whatever is left when the test fails can be stopped.
+    const npm = spawn('npm', ['run', '-s', 'receiver', '--', '--port', '0', '--secret', randomSecret()], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    try {
+      let output = '';
+      npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = new Promise((resolve) => npm.once('exit', resolve));
+      const deadline = Date.now() + 20_000;
+      while (!/^Receiving notifications at (\S+)/.test(output) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      const url = /^Receiving notifications at (\S+)/.exec(output)![1]!;
+      npm.kill('SIGTERM');
+      await exited;
+      const answers = () => fetch(url, { method: 'POST', body: '{}' }).then(() => true, () => false);
+      for (let tries = 0; tries < 50 && (await answers()); tries += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await answers()).toBe(false);
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // The group is gone: nothing was left behind.
+      }
+    }
+  }, 30_000);
 });
 
 describe('the receiver CLI with --key, against the running service', () => {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, truncate, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { useTempDir } from '../support/temp-dir';
@@ -162,6 +162,18 @@ describe('npm start refuses to start, in one structured line', () => {
     for (const file of await readdir(store)) if (file.startsWith('MANIFEST-')) await writeFile(path.join(store, file), 'not a manifest');
     const reason = failureReason(await failedStart({ DATA_DIR: dataDir }));
     expect(reason).toMatch(new RegExp(`^data directory ${escape(store)} is corrupted: Corruption: .+\\. Move it away to start fresh$`));
+  });
+
+  it('when a table file is damaged, which only a read finds, saying what and to move it away', async () => {
+    const dataDir = freshDataDir();
+    // The second start turns the first one's log into a table file.
+    for (let start = 0; start < 2; start += 1) await (await startServerProcess({ DATA_DIR: dataDir, DEV_CHAIN: 'off' })).stop('SIGTERM');
+    const store = path.join(dataDir, 'dynamodb');
+    const tableFiles = (await readdir(store)).filter((file) => file.endsWith('.ldb'));
+    expect(tableFiles).not.toHaveLength(0);
+    for (const file of tableFiles) await truncate(path.join(store, file), Math.floor((await stat(path.join(store, file))).size / 2));
+    const reason = failureReason(await failedStart({ DATA_DIR: dataDir, DEV_CHAIN: 'off' }));
+    expect(reason).toMatch(new RegExp(`^data directory ${escape(store)} is corrupted: IO error: .+\\.ldb: .+\\. Move it away to start fresh$`));
   });
 
   it.each([
