@@ -76,6 +76,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   process.env.DELIVERY_SWEEP_GRACE_SECONDS ??= '5';
   const chains = [...chainsFromEnvironment(process.env), ...(options.chains ?? [])];
   let dynamoDb: DynamoDbProcess | undefined;
+  // A request that failed because the store's process stopped: the store said why.
+  const explained = (error: unknown) => dynamoDb?.failure() ?? error;
   let devChain: DevChain | undefined;
   let gateway: RunningGateway | undefined;
   let background: BackgroundProcess | undefined;
@@ -115,7 +117,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       devChain: devChain && options.devChain && { rpcUrl: devChain.rpcUrl, chainId: options.devChain.chainId, pid: devChain.pid },
       tableCreated,
       storeExit: dynamoDb?.unexpectedExit ?? new Promise(() => undefined),
-      explained: (error) => dynamoDb?.failure() ?? error,
+      explained,
       gatewayPids: gateway.pids,
       gatewayExit: gateway.unexpectedExit ?? new Promise(() => undefined),
       backgroundPid: background?.pid,
@@ -132,8 +134,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await background?.close();
     await devChain?.stop();
     await dynamoDb?.close();
-    // A request that failed because the store's process stopped: the store said why.
-    throw dynamoDb?.failure() ?? error;
+    throw explained(error);
   }
 }
 
