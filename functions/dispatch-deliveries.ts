@@ -1,9 +1,8 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { deliverQueued } from '../lib/deliveries/deliver';
 import { parseQueuedDelivery } from '../lib/deliveries/queue';
-import { logger } from '../lib/logger';
+import { lambdaContextInLogs, logger } from '../lib/logger';
 
 /**
  * The delivery queue's consumer: each queued message to its attempt, all of a batch at once. A
@@ -19,4 +18,4 @@ export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> 
     return [{ itemIdentifier: record.messageId }];
   });
   return { batchItemFailures };
-}).use(injectLambdaContext(logger));
+}).use(lambdaContextInLogs());

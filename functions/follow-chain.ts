@@ -1,11 +1,10 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { followChain } from '../lib/chains/follow-loop';
 import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, followedChain, type ChainSettings } from '../lib/config/chains';
 import { runtimeConfig } from '../lib/config/runtime';
-import { logger } from '../lib/logger';
+import { lambdaContextInLogs, logger } from '../lib/logger';
 
 /** Time left for the lease's release and the metrics' flush after the last step. */
 const MARGIN_MS = 5_000;
@@ -39,4 +38,4 @@ export const handler = middy(async (_event: unknown, context: Context) => {
       metrics.publishStoredMetrics();
     },
   });
-}).use(injectLambdaContext(logger));
+}).use(lambdaContextInLogs());

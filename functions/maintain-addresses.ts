@@ -1,8 +1,7 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { runAddressMaintenance } from '../lib/addresses/maintenance';
-import { logger } from '../lib/logger';
+import { lambdaContextInLogs, logger } from '../lib/logger';
 
 /** Time left at the end of an invocation for the page under way to finish before the timeout. */
 const MARGIN_MS = 30_000;
@@ -20,4 +19,4 @@ export const handler = middy(async (_event: unknown, context: Context) => {
   } while (Date.now() < deadline);
   if (done.changesCompleted + done.purgesFinished > 0) logger.info('address maintenance', done);
   return done;
-}).use(injectLambdaContext(logger));
+}).use(lambdaContextInLogs());

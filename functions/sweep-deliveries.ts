@@ -1,10 +1,9 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { queueDeliveries } from '../lib/deliveries/queue';
 import { runResumeJobs } from '../lib/deliveries/resume';
 import { dueMessages } from '../lib/deliveries/sweep';
-import { logger } from '../lib/logger';
+import { lambdaContextInLogs, logger } from '../lib/logger';
 
 const MARGIN_MS = 10_000;
 const LIMIT_PER_SHARD = 1_000;
@@ -27,4 +26,4 @@ export const handler = middy(async (_event: unknown, context: Context) => {
   } while (Date.now() < deadline);
   if (queued > 0) logger.info('due messages queued', { queued });
   return { queued };
-}).use(injectLambdaContext(logger));
+}).use(lambdaContextInLogs());

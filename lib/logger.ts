@@ -1,4 +1,16 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { MiddlewareObj } from '@middy/core';
 
 /** Structured JSON logs. Never pass an API key or a shared secret to it. */
 export const logger = new Logger({ serviceName: 'webhooks' });
+
+/**
+ * Puts the invocation's Lambda context (function_request_id, cold_start, ...) on the handler's log
+ * lines, with Powertools' own `addContext`. Not its `injectLambdaContext` middleware: that one logs
+ * the whole event when `POWERTOOLS_LOGGER_LOG_EVENT` is set, and an API event holds the caller's
+ * key in its headers. It also redraws debug sampling and clears a log buffer on every invocation,
+ * neither of which we use.
+ */
+export function lambdaContextInLogs(): MiddlewareObj {
+  return { before: ({ context }) => logger.addContext(context) };
+}

@@ -83,6 +83,8 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   const referencePage = apiReference(openApiDocument(options.routes));
   const authorizer = await loadFunction<AuthorizerHandler>(AUTHORIZER_ENTRY, 'authorizer', options.stage);
   const authorizations = new Map<string, CachedAuthorization>();
+  // Read once: the logger's level getter reads the environment on every call.
+  const logsRequests = logger.level <= LogLevelThreshold.INFO;
 
   /** The authorizer's context cached for the key, unless it has expired. */
   function cachedAuthorization(key: string) {
@@ -169,7 +171,8 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     const retryAfter = typeof taken === 'number' ? taken : await taken;
     if (retryAfter > 0) throw new TooManyRequests(retryAfter);
     if (hasBody) event.body = await readBody(request);
-    return match.route.function.handler(event, new LocalLambdaContext(match.route.function, requestId));
+    // Awaited rather than returned: an async function returning a promise takes two more turns of the microtask queue.
+    return await match.route.function.handler(event, new LocalLambdaContext(match.route.function, requestId));
   }
 
   const server = createServer(async (request, response) => {
@@ -183,7 +186,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       result = errorResponse(toApiError(error));
     }
     writeResult(response, result, requestId);
-    if (logger.level <= LogLevelThreshold.INFO) {
+    if (logsRequests) {
       logRequest({ method: request.method, path: request.url?.split('?', 1)[0], status: result.statusCode, latencyMs: Date.now() - started, requestId, account: log.account });
     }
   });

@@ -10,12 +10,18 @@ type TemplatePart = { literal: string } | { parameter: string };
 
 /**
  * Matches request paths against API Gateway resource paths: literal parts match exactly
- * (`webhooks:getSharedSecret` is one part), `{name}` matches any one non-empty part. The templates
- * are parsed once, not on every request.
+ * (`webhooks:getSharedSecret` is one part), `{name}` matches any one non-empty part, and a path
+ * with no parameters takes precedence over one that has them. The templates are parsed once, not on
+ * every request, and a request for a path with no parameters, as sent, is one map look-up.
  */
 export function routeTable<R extends Pick<Route, 'method' | 'path'>>(routes: R[]): (method: string, path: string) => RouteMatch<R> {
-  const compiled = routes.map((route) => ({ route, template: parseTemplate(route.path) }));
+  const parsed = routes.map((route) => ({ route, template: parseTemplate(route.path) }));
+  const isLiteral = ({ template }: (typeof parsed)[number]) => template.every((part) => 'literal' in part);
+  const compiled = [...parsed.filter(isLiteral), ...parsed.filter((entry) => !isLiteral(entry))];
+  const withoutParameters = new Map(parsed.filter(isLiteral).map(({ route }) => [`${route.method} ${route.path}`, route]));
   return (method, path) => {
+    const exact = withoutParameters.get(`${method} ${path}`);
+    if (exact) return { kind: 'found', route: exact, pathParameters: {} };
     const parts = splitPath(path);
     if (parts === undefined) return { kind: 'not-found' };
     const allowed: string[] = [];

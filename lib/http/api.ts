@@ -1,9 +1,8 @@
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type * as z from '../schemas/zod';
 import { Unauthorized } from '../errors';
-import { logger } from '../logger';
+import { lambdaContextInLogs } from '../logger';
 import type { Route } from '../routes';
 import { jsonBody, queryParameters, validated } from './request-input';
 import { errorResponse, jsonResponse, toApiError } from './responses';
@@ -28,7 +27,7 @@ type ApiEvent<R extends Route> = APIGatewayProxyEvent & { input: OperationInput<
  */
 export function api<R extends Route>(route: R, operation: (input: OperationInput<R>) => Promise<z.output<R['response']>>) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(injectLambdaContext(logger))
+    .use(lambdaContextInLogs())
     .use(errorResponses())
     .use(validatedInput(route))
     .handler(async (event) =>

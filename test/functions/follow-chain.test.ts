@@ -31,7 +31,13 @@ beforeEach(() => {
 test('follows the chain until shortly before its timeout, records and queues what a block notifies, then gives the lease up', async () => {
   const to = randomAddress();
   const webhook = await createWebhook(randomAccount(), createWebhookBody.parse(webhookInput({ chainId: '43114', metadata: { addresses: [to] } })));
-  const running = handler({}, { getRemainingTimeInMillis: () => 7_000 } as unknown as Context);
+  // The lag metric goes to stdout in CloudWatch's embedded metric format.
+  const written: string[] = [];
+  const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    written.push(String(chunk));
+    return true;
+  });
+  const running = handler({}, { getRemainingTimeInMillis: () => 7_000 } as unknown as Context).finally(() => write.mockRestore());
   while (!(await getCheckpoint('43114'))) await new Promise((resolve) => setTimeout(resolve, 50));
   const receipt = await chain.send({ from: await chain.fundedAddress(), to, value: 1n });
   const started = Date.now();
@@ -41,6 +47,9 @@ test('follows the chain until shortly before its timeout, records and queues wha
   expect(queued).toEqual([expect.objectContaining({ webhookId: webhook.id, messageId: expect.any(String) })]);
   expect((await getCheckpoint('43114'))!.number).toBeGreaterThanOrEqual(Number(receipt.blockNumber));
   expect(await getItem({ TableName: tableName(), Key: chainLeaseKey('43114') })).toMatchObject({ holder: '', until: 0 });
+  const metrics = written.join('').split('\n').filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
+  expect(metrics.length).toBeGreaterThan(0);
+  expect(metrics.at(-1)).toMatchObject({ chainId: '43114', ChainFollowerLag: expect.any(Number) });
   // The RPC URL came from the secret, read once.
   expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
 }, 30_000);

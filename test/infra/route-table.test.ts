@@ -92,3 +92,29 @@ describe('routeTable on the service routes', () => {
     },
   );
 });
+
+describe('routeTable on routes that overlap', () => {
+  // Listed first, the route with a parameter would win on list order alone.
+  const overlapping = [
+    { method: 'GET', path: '/items/{id}' },
+    { method: 'GET', path: '/items/latest' },
+    { method: 'DELETE', path: '/items/{id}' },
+  ] as const;
+  const matchOverlapping = routeTable([...overlapping]);
+
+  it('prefers the path without parameters, as API Gateway does', () => {
+    expect(matchOverlapping('GET', '/items/latest')).toEqual({ kind: 'found', route: overlapping[1], pathParameters: {} });
+  });
+
+  it('prefers it when the request percent-encodes a literal part too', () => {
+    expect(matchOverlapping('GET', '/items/l%61test')).toEqual({ kind: 'found', route: overlapping[1], pathParameters: {} });
+  });
+
+  it('still gives other paths to the route with the parameter', () => {
+    expect(matchOverlapping('GET', '/items/7')).toEqual({ kind: 'found', route: overlapping[0], pathParameters: { id: '7' } });
+  });
+
+  it('takes another method on the same path to the route with the parameter', () => {
+    expect(matchOverlapping('DELETE', '/items/latest')).toEqual({ kind: 'found', route: overlapping[2], pathParameters: { id: 'latest' } });
+  });
+});
