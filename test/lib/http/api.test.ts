@@ -22,21 +22,21 @@ function lambdaContext(awsRequestId: string): Context {
   };
 }
 
-/** The JSON lines the logger writes while `run` runs, at INFO. */
-async function logLines(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+/** The JSON lines `handlerLogger` writes while `run` runs, at INFO. */
+async function logLines(run: () => Promise<unknown>, handlerLogger = logger): Promise<Record<string, unknown>[]> {
   const written: string[] = [];
   const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
     written.push(String(chunk));
     return true;
   });
-  logger.setLogLevel('INFO');
+  handlerLogger.setLogLevel('INFO');
   try {
     await run();
   } finally {
     write.mockRestore();
-    logger.setLogLevel(process.env.POWERTOOLS_LOG_LEVEL as Parameters<typeof logger.setLogLevel>[0]);
+    handlerLogger.setLogLevel(process.env.POWERTOOLS_LOG_LEVEL as Parameters<typeof logger.setLogLevel>[0]);
   }
-  return written.join('').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  return written.join('').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe('api', () => {
@@ -75,18 +75,7 @@ describe('api, with POWERTOOLS_LOGGER_LOG_EVENT=true in the environment', () => 
     }
     const handler = modules!.api(modules!.routes.getSharedSecret, async () => ({ secret: 'not-a-real-secret' }));
     const event = { ...apiEvent({ account: randomAccount() }), headers: { 'x-service-api-key': key }, multiValueHeaders: { 'x-service-api-key': [key] } };
-    const written: string[] = [];
-    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-      written.push(String(chunk));
-      return true;
-    });
-    modules!.logger.setLogLevel('INFO');
-    try {
-      const response = await handler(event, lambdaContext('request-3'));
-      expect(response.statusCode).toBe(200);
-    } finally {
-      write.mockRestore();
-    }
-    expect(written.join('')).not.toContain(key);
+    const lines = await logLines(async () => expect((await handler(event, lambdaContext('request-3'))).statusCode).toBe(200), modules!.logger);
+    expect(JSON.stringify(lines)).not.toContain(key);
   });
 });
