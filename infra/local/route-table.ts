@@ -16,9 +16,9 @@ type TemplatePart = { literal: string } | { parameter: string };
  */
 export function routeTable<R extends Pick<Route, 'method' | 'path'>>(routes: R[]): (method: string, path: string) => RouteMatch<R> {
   const parsed = routes.map((route) => ({ route, template: parseTemplate(route.path) }));
-  const isLiteral = ({ template }: (typeof parsed)[number]) => template.every((part) => 'literal' in part);
-  const compiled = [...parsed.filter(isLiteral), ...parsed.filter((entry) => !isLiteral(entry))];
-  const withoutParameters = new Map(parsed.filter(isLiteral).map(({ route }) => [`${route.method} ${route.path}`, route]));
+  const literal = parsed.filter(({ template }) => template.every((part) => 'literal' in part));
+  const compiled = [...literal, ...parsed.filter((entry) => !literal.includes(entry))];
+  const withoutParameters = new Map(literal.map(({ route }) => [`${route.method} ${route.path}`, route]));
   return (method, path) => {
     const exact = withoutParameters.get(`${method} ${path}`);
     if (exact) return { kind: 'found', route: exact, pathParameters: {} };
