@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import path from 'node:path';
-import { LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -17,7 +16,7 @@ import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
 import { openApiDocument } from '../../lib/openapi/document';
 import type { Route } from '../../lib/routes';
 import { apiReference } from './api-reference';
-import { localLogger as logger, logRequest } from './local-logger';
+import { logRequest, logsRequests } from './local-logger';
 import { routeTable } from './route-table';
 import type { Throttle } from './token-bucket';
 
@@ -83,8 +82,6 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   const referencePage = apiReference(openApiDocument(options.routes));
   const authorizer = await loadFunction<AuthorizerHandler>(AUTHORIZER_ENTRY, 'authorizer', options.stage);
   const authorizations = new Map<string, CachedAuthorization>();
-  // Read once: the logger's level getter reads the environment on every call.
-  const logsRequests = logger.level <= LogLevelThreshold.INFO;
 
   /** The authorizer's context cached for the key, unless it has expired. */
   function cachedAuthorization(key: string) {
@@ -223,7 +220,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex) {
   for (const name in headers) head.push(`${name}: ${String(headers[name])}`);
   head.push(`Content-Length: ${Buffer.byteLength(body)}`);
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
-  if (logger.level <= LogLevelThreshold.INFO) logRequest({ status: statusCode, requestId, parseError: error.code });
+  if (logsRequests) logRequest({ status: statusCode, requestId, parseError: error.code });
 }
 
 function pruneExpired(authorizations: Map<string, CachedAuthorization>) {

@@ -1,4 +1,4 @@
-import { Logger } from '@aws-lambda-powertools/logger';
+import { Logger, LogLevelThreshold } from '@aws-lambda-powertools/logger';
 
 const SERVICE_NAME = 'webhooks-local-gateway';
 
@@ -8,6 +8,9 @@ const SERVICE_NAME = 'webhooks-local-gateway';
  * request) must not borrow that context.
  */
 export const localLogger = new Logger({ serviceName: SERVICE_NAME });
+
+/** Whether the request lines are written: read once, as the logger's level getter reads the environment on every call. */
+export const logsRequests = localLogger.level <= LogLevelThreshold.INFO;
 
 /**
  * The one line per request, in the shape of the logger's lines (level, message, timestamp,

@@ -1,8 +1,8 @@
-import { connect } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
 import { webhookInput } from '../support/factories';
 import { useLocalService } from '../support/local-service';
+import { rawExchange } from '../support/raw-http';
 import { expectError, UUID_PATTERN } from './support/expectations';
 import { webhooksApi } from './support/webhooks-api';
 
@@ -93,19 +93,6 @@ describe('routing and the error contract', () => {
     expect(((await response.json()) as { url: string }).url).toBe(input.url);
   });
 });
-
-/** Sends raw bytes to the local server and returns the raw response, for requests fetch cannot make. */
-function rawExchange(baseUrl: string, request: string): Promise<string> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    let received = '';
-    socket.on('data', (chunk) => (received += chunk.toString()));
-    socket.once('end', () => resolve(received));
-    socket.once('error', reject);
-    socket.write(request);
-  });
-}
 
 /** The status, headers (lower-cased names) and JSON body of a raw HTTP/1.1 response. */
 function parseRawResponse(raw: string) {

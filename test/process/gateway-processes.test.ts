@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { logLines, startServerProcess, type RunningServer } from '../support/processes';
+import { rawExchange } from '../support/raw-http';
 import { useTempDir } from '../support/temp-dir';
 
 const dataDirs = useTempDir('webhooks-gateway-processes-');
@@ -40,5 +41,15 @@ describe('npm start with two gateway processes', () => {
     await new Promise((resolve) => setTimeout(resolve, 200)); // the last request lines
     const servedBy = new Set(logLines(server.output()).filter((line) => line.message === 'request').map((line) => line.pid));
     expect(servedBy).toEqual(new Set(gateways));
+  });
+
+  it("logs a request Node's HTTP parser refuses, with the id its answer carries", async () => {
+    const answer = await rawExchange(server!.url, 'NOT A REQUEST\r\n\r\n');
+    const requestId = /^x-request-id: (\S+)$/im.exec(answer)?.[1];
+    expect(requestId).toBeDefined();
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the line
+    expect(logLines(server!.output()).filter((line) => line.requestId === requestId)).toEqual([
+      expect.objectContaining({ message: 'request', status: 400, parseError: expect.stringMatching(/^HPE_/) }),
+    ]);
   });
 });
