@@ -12,6 +12,7 @@ import { createWebhook } from '../../lib/webhooks/webhooks';
 import { useDevChain } from '../support/dev-chain';
 import { useEmbeddedStore } from '../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../support/factories';
+import { captureStdout } from '../support/stdout';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/webhooks-dev-deliveries';
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:webhooks-dev-chain-43114-rpc-url';
@@ -32,12 +33,8 @@ test('follows the chain until shortly before its timeout, records and queues wha
   const to = randomAddress();
   const webhook = await createWebhook(randomAccount(), createWebhookBody.parse(webhookInput({ chainId: '43114', metadata: { addresses: [to] } })));
   // The lag metric goes to stdout in CloudWatch's embedded metric format.
-  const written: string[] = [];
-  const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    written.push(String(chunk));
-    return true;
-  });
-  const running = handler({}, { getRemainingTimeInMillis: () => 7_000 } as unknown as Context).finally(() => write.mockRestore());
+  const stdout = captureStdout();
+  const running = handler({}, { getRemainingTimeInMillis: () => 7_000 } as unknown as Context).finally(stdout.restore);
   while (!(await getCheckpoint('43114'))) await new Promise((resolve) => setTimeout(resolve, 50));
   const receipt = await chain.send({ from: await chain.fundedAddress(), to, value: 1n });
   const started = Date.now();
@@ -47,7 +44,7 @@ test('follows the chain until shortly before its timeout, records and queues wha
   expect(queued).toEqual([expect.objectContaining({ webhookId: webhook.id, messageId: expect.any(String) })]);
   expect((await getCheckpoint('43114'))!.number).toBeGreaterThanOrEqual(Number(receipt.blockNumber));
   expect(await getItem({ TableName: tableName(), Key: chainLeaseKey('43114') })).toMatchObject({ holder: '', until: 0 });
-  const metrics = written.join('').split('\n').filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
+  const metrics = stdout.text().split('\n').filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
   expect(metrics.length).toBeGreaterThan(0);
   expect(metrics.at(-1)).toMatchObject({ chainId: '43114', ChainFollowerLag: expect.any(Number) });
   // The RPC URL came from the secret, read once.

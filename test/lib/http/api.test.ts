@@ -3,6 +3,7 @@ import { api } from '../../../lib/http/api';
 import { logger } from '../../../lib/logger';
 import { routes } from '../../../lib/routes';
 import { apiEvent, randomAccount } from '../../support/factories';
+import { captureStdout } from '../../support/stdout';
 
 function lambdaContext(awsRequestId: string): Context {
   const name = 'getSharedSecret';
@@ -24,19 +25,15 @@ function lambdaContext(awsRequestId: string): Context {
 
 /** The JSON lines `handlerLogger` writes while `run` runs, at INFO. */
 async function logLines(run: () => Promise<unknown>, handlerLogger = logger): Promise<Record<string, unknown>[]> {
-  const written: string[] = [];
-  const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    written.push(String(chunk));
-    return true;
-  });
+  const stdout = captureStdout();
   handlerLogger.setLogLevel('INFO');
   try {
     await run();
   } finally {
-    write.mockRestore();
+    stdout.restore();
     handlerLogger.setLogLevel(process.env.POWERTOOLS_LOG_LEVEL as Parameters<typeof logger.setLogLevel>[0]);
   }
-  return written.join('').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return stdout.text().trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe('api', () => {
