@@ -78,8 +78,9 @@ export async function latency(
           requestsServed += result.requests;
           return result;
         };
-        const runFloor = () =>
-          measured([baseline.process.pid!], { url: baselineUrl + endpoint.baseline, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration });
+        /** A run against a baseline process (at `serverUrl`), of this endpoint or of `path`. */
+        const floorLoad = (serverUrl: string, path = endpoint.baseline): LoadOptions => ({ url: serverUrl + path, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration });
+        const runFloor = () => measured([baseline.process.pid!], floorLoad(baselineUrl));
         progress(`latency: ${endpoint.name} at concurrency ${connections}`);
         const { ours, floor } = await pairedRounds(runOurs, runFloor, rounds);
         const failed = ours.reduce((sum, result) => sum + Object.entries(result.statusCounts).filter(([code]) => Number(code) >= 300).reduce((s, [, n]) => s + n, 0), 0);
@@ -100,7 +101,7 @@ export async function latency(
         }
         if (endpoint.method === 'POST' && connections === 1) {
           progress(`latency: ${endpoint.name} at concurrency 1, against a baseline writing its items in one batch`);
-          const oneBatch = await pairedRounds(runOurs, () => measured([baseline.process.pid!], { url: baselineUrl + CREATE_IN_ONE_BATCH, method: 'POST', body: endpoint.body, headers: { 'content-type': 'application/json' }, connections, duration }), rounds);
+          const oneBatch = await pairedRounds(runOurs, () => measured([baseline.process.pid!], floorLoad(baselineUrl, CREATE_IN_ONE_BATCH)), rounds);
           const ratio = median(oneBatch.ours.map((result, round) => result.p50 / oneBatch.floor[round]!.p50));
           figures.push(figure(SECTION, `${endpoint.name} c=1 p50 ratio, baseline writing in one batch`, ratio, 'x', undefined, 'no target: one batch lets a head land before its watcher'));
         }
@@ -110,9 +111,8 @@ export async function latency(
           progress(`latency: ${endpoint.name} at concurrency 8, a second baseline process against the baseline`);
           const second = await startBaseline();
           try {
-            const floorOptions = { url: second.match[1]! + endpoint.baseline, method: endpoint.method, headers: { 'content-type': 'application/json' }, connections };
-            await load({ ...floorOptions, duration: SECOND_BASELINE_WARM_UP_SECONDS });
-            const same = await pairedRounds(() => measured([second.process.pid!], { ...floorOptions, duration }), runFloor, rounds);
+            await load({ ...floorLoad(second.match[1]!), duration: SECOND_BASELINE_WARM_UP_SECONDS });
+            const same = await pairedRounds(() => measured([second.process.pid!], floorLoad(second.match[1]!)), runFloor, rounds);
             const ratio = median(same.ours.map((result, round) => result.p50 / same.floor[round]!.p50));
             figures.push(figure(SECTION, `${endpoint.name} c=8 p50 ratio, a second baseline process against the baseline`, ratio, 'x', undefined, 'no target: how far from 1 this estimator strays with no difference to find'));
           } finally {
