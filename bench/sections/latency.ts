@@ -121,7 +121,7 @@ export async function latency(
         }
         if (connections > 1) {
           figures.push(...cpuFigure(endpoint.name, connections, ours, floor));
-          if (endpoint.method === 'POST' && connections === SATURATING_CONCURRENCY) figures.push(...(await budgetFigure(endpoint, floor, baseline, { rounds, connections, duration, measured, progress })));
+          if (endpoint.method === 'POST' && connections === SATURATING_CONCURRENCY) figures.push(...(await budgetFigure(endpoint, floor, baseline, { rounds, connections, measured, floorLoad, progress })));
         }
       }
     }
@@ -154,14 +154,20 @@ async function budgetFigure(
   endpoint: (typeof ENDPOINTS)[number],
   floorRuns: Run[],
   baseline: ListeningProcess,
-  run: { rounds: number; connections: number; duration: number; measured: (pids: number[], options: LoadOptions) => Promise<Run>; progress: BenchOptions['progress'] },
+  run: {
+    rounds: number;
+    connections: number;
+    measured: (pids: number[], options: LoadOptions) => Promise<Run>;
+    floorLoad: (serverUrl: string, path?: string) => LoadOptions;
+    progress: BenchOptions['progress'];
+  },
 ): Promise<Figure[]> {
   const floorCpu = medianCpu(floorRuns, 'serverCpu');
   if (floorCpu === undefined) return [];
   run.progress(`latency: ${endpoint.name} at concurrency ${run.connections}, the baseline against itself with 15 % more CPU`);
   const busyMicros = Math.round(floorCpu * (TARGET - 1));
   const runWith = (query: string) => () =>
-    run.measured([baseline.process.pid!], { url: baseline.match[1]! + endpoint.baseline + query, method: endpoint.method, body: endpoint.body, headers: { 'content-type': 'application/json' }, connections: run.connections, duration: run.duration });
+    run.measured([baseline.process.pid!], run.floorLoad(baseline.match[1]!, endpoint.baseline + query));
   const { ours: busy, floor } = await pairedRounds(runWith(`?busyMicros=${busyMicros}`), runWith(''), run.rounds);
   const ratio = median(busy.map((result, round) => result.p50 / floor[round]!.p50));
   const cpu = (runs: Run[]) => micros(medianCpu(runs, 'serverCpu') ?? NaN);
