@@ -2,15 +2,14 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { followChain } from '../lib/chains/follow-loop';
-import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, followedChain, type ChainSettings } from '../lib/config/chains';
+import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, CHAIN_METRICS_SERVICE, CHAIN_QUARANTINE_METRIC, followedChainOnce } from '../lib/config/chains';
 import { runtimeConfig } from '../lib/config/runtime';
 import { lambdaContextInLogs, logger } from '../lib/logger';
 
 /** Time left for the lease's release and the metrics' flush after the last step. */
 const MARGIN_MS = 5_000;
 const LAG_METRIC_INTERVAL_MS = 10_000;
-let chainSettings: Promise<ChainSettings> | undefined;
-const metrics = new Metrics({ namespace: CHAIN_METRICS_NAMESPACE, serviceName: 'chain-follower' });
+const metrics = new Metrics({ namespace: CHAIN_METRICS_NAMESPACE, serviceName: CHAIN_METRICS_SERVICE });
 
 /**
  * Scheduled every minute per followed chain (CHAIN_ID): follows the chain until just before its
@@ -18,11 +17,7 @@ const metrics = new Metrics({ namespace: CHAIN_METRICS_NAMESPACE, serviceName: '
  * that starts while another holds the lease waits for it and stops at its own deadline.
  */
 export const handler = middy(async (_event: unknown, context: Context) => {
-  chainSettings ??= followedChain(process.env).catch((error: unknown) => {
-    chainSettings = undefined;
-    throw error;
-  });
-  const chain = await chainSettings;
+  const chain = await followedChainOnce();
   const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
   let publishedAt = 0;
   await followChain(chain, {
@@ -30,11 +25,12 @@ export const handler = middy(async (_event: unknown, context: Context) => {
     deadline,
     signal: new AbortController().signal,
     log: logger,
-    onStep: ({ lag }) => {
-      if (Date.now() - publishedAt < LAG_METRIC_INTERVAL_MS) return;
+    onStep: ({ lag, quarantined }) => {
+      if (!quarantined && Date.now() - publishedAt < LAG_METRIC_INTERVAL_MS) return;
       publishedAt = Date.now();
       metrics.addDimension('chainId', chain.chainId);
       metrics.addMetric(CHAIN_LAG_METRIC, MetricUnit.Count, lag);
+      if (quarantined) metrics.addMetric(CHAIN_QUARANTINE_METRIC, MetricUnit.Count, quarantined);
       metrics.publishStoredMetrics();
     },
   });

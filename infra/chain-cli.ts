@@ -3,7 +3,8 @@ import './cli-output';
 import { parseArgs } from 'node:util';
 import { createPublicClient, createWalletClient, defineChain, formatEther, http, isAddress, parseEther, parseUnits, type Address, type Hash } from 'viem';
 import { DevCollectibles, DevToken, Forwarder } from './dev-contracts.generated';
-import { DEFAULT_DEV_CHAIN_PORT } from './local/dev-chain';
+import { DEFAULT_DEV_CHAIN_ID, DEFAULT_DEV_CHAIN_PORT } from './local/dev-chain';
+import { QUARANTINE_USAGE, quarantineCommand, QuarantineUsageError } from './quarantine-commands';
 
 const DEFAULT_RPC = `http://127.0.0.1:${process.env.DEV_CHAIN_PORT || DEFAULT_DEV_CHAIN_PORT}`;
 
@@ -19,6 +20,7 @@ Every command waits for its block and prints the transaction hash and block numb
   forward --to 0x.. --value 0.5 [--forwarder 0x..] send ETH through a contract: an internal transaction
                                                    (deploys a forwarder first when none is given)
   mint-nft --to 0x.. [--collection 0x..]           mint an ERC-721 (deploys a collection first when none is given)
+${QUARANTINE_USAGE}
 
 Options:
   --from 0x..    the sender, one of the dev accounts (default: the first)
@@ -40,11 +42,17 @@ async function main(argv: string[]) {
       forwarder: { type: 'string' },
       collection: { type: 'string' },
       rpc: { type: 'string', default: DEFAULT_RPC },
+      chain: { type: 'string' },
+      all: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
   const [command] = positionals;
   if (values.help || !command) return void process.stdout.write(`${USAGE}\n`);
+  if (command === 'quarantine') {
+    const chainId = values.chain ?? (process.env.DEV_CHAIN_ID || DEFAULT_DEV_CHAIN_ID);
+    return quarantineCommand(positionals.slice(1), { all: values.all!, chainId, devChainRpc: values.rpc! });
+  }
   const transport = http(values.rpc, { retryCount: 0 });
   const reader = createPublicClient({ transport });
   const chainId = await reader.getChainId().catch(() => {
@@ -120,7 +128,7 @@ function positive(value: string | undefined, option: string, parse: (text: strin
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  const usage = error instanceof UsageError || error instanceof QuarantineUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
   process.stderr.write(`${(error as Error).message.split('\n')[0]}${usage ? `\n\n${USAGE}` : ''}\n`);
   process.exit(1);
 });

@@ -24,9 +24,10 @@ export async function describeDeployedStage(stage: string, cloudFormation = new 
 }
 
 /**
- * Makes the API Gateway API key with the same value as the caller's key and puts it under the
- * stage's usage plan: the authorizer returns the key as usageIdentifierKey, and API Gateway
- * throttles and meters the request under the plan of the API key with that value.
+ * Makes the API Gateway API key whose value is the key's usage identifier (never the key itself) and
+ * puts it under the stage's usage plan: the authorizer returns the usage identifier as
+ * usageIdentifierKey, and API Gateway throttles and meters the request under the plan of the API key
+ * with that value.
  */
 export async function createGatewayKey(
   deployed: DeployedStage,
@@ -46,10 +47,13 @@ export async function createGatewayKey(
   return id!;
 }
 
-export async function deleteGatewayKey(apiGatewayKeyId: string, apiGateway = new APIGatewayClient({})): Promise<void> {
+/** Whether there was a key to delete: false when it was already gone. */
+export async function deleteGatewayKey(apiGatewayKeyId: string, apiGateway = new APIGatewayClient({})): Promise<boolean> {
   try {
     await apiGateway.send(new DeleteApiKeyCommand({ apiKey: apiGatewayKeyId }));
+    return true;
   } catch (error) {
-    if (!(error instanceof NotFoundException)) throw error;
+    if (error instanceof NotFoundException) return false;
+    throw error;
   }
 }

@@ -1,27 +1,33 @@
 import './local/node-version-warning';
 import './cli-output';
-import { connect } from 'node:net';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_DYNAMODB_PORT, runtimeConfig } from '../lib/config/runtime';
 import type { UsagePlanName } from '../lib/config/stages';
-import { apiKeyId, assertAccountName, createApiKey, generateApiKey, listApiKeys, revokeApiKey } from '../lib/keys/api-keys';
-import { createGatewayKey, deleteGatewayKey, describeDeployedStage, type DeployedStage } from './deployed-stage';
+import { API_KEY_ID_PATTERN, isApiKeyForm, listApiKeys } from '../lib/keys/api-keys';
+import { describeDeployedStage, type DeployedStage } from './deployed-stage';
+import { createKey, revokeKey, type RevocationTarget } from './key-commands';
+import { dataDirOf, DEFAULT_DATA_DIR, ensureStoreCredential, makeDataDirPrivate } from './local/data-dir';
 import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './local/embedded-dynamodb';
+import { useRunningStore } from './local/running-store';
 
 const USAGE = `Usage:
   npm run keys -- create --account <name> [--stage <stage>] [--plan standard|unlimited]
       create a key (and the account, if new); the key is the last line printed
   npm run keys -- list --account <name> [--stage <stage>]
       list an account's keys (ids only: keys are never stored)
-  npm run keys -- revoke <key> [--stage <stage>]
-      revoke a key
+  npm run keys -- revoke <key id> --account <name> [--stage <stage>]
+      revoke the key that list shows with that id: no need to hold the key
+  npm run keys -- revoke --key-file <file> [--stage <stage>]
+      revoke the key held in <file> ('-' reads it from stdin): a key never goes on the command line
 
 Without --stage the store is found like npm start finds it: DYNAMODB_ENDPOINT (+ TABLE_NAME), else
 DYNAMODB_PORT (default ${DEFAULT_DYNAMODB_PORT}); when nothing listens there, the data directory
-(DATA_DIR, default ./.data) is opened directly.
+(DATA_DIR, default ./${DEFAULT_DATA_DIR}) is opened directly.
 With --stage, the stage deployed by \`cdk deploy -c stage=<stage>\` in the AWS account and region of
-your AWS credentials: the key is also made an API Gateway API key under the stage's usage plan.`;
+your AWS credentials: create also makes the key's API Gateway API key under the stage's usage plan
+(its value a random usage identifier, never the key), and revoke deletes it.`;
 
 const COMMANDS = ['create', 'list', 'revoke'];
 const PLANS: UsagePlanName[] = ['standard', 'unlimited'];
@@ -36,6 +42,7 @@ async function main(argv: string[]): Promise<number> {
       account: { type: 'string' },
       stage: { type: 'string' },
       plan: { type: 'string', default: 'standard' },
+      'key-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -48,50 +55,69 @@ async function main(argv: string[]): Promise<number> {
   const plan = values.plan as UsagePlanName;
   if (!PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
 
+  // Before any store is opened: a refused command changes nothing.
+  const revocationTarget = command === 'revoke' ? await revocationTargetOf(rest, values) : undefined;
   const deployed = values.stage ? await useDeployedStage(values.stage) : undefined;
   const embedded = deployed ? undefined : await useLocalStore();
   try {
     if (command === 'create') {
       const account = requireAccount(values.account);
-      assertAccountName(account);
-      const key = generateApiKey();
-      const gateway = deployed && {
-        usagePlan: plan,
-        apiGatewayKeyId: await createGatewayKey(deployed, plan, { value: key, name: `${account}-${apiKeyId(key)}` }),
-      };
-      const { record } = await createApiKey(account, { key, gateway }).catch(async (error: unknown) => {
-        if (gateway) await deleteGatewayKey(gateway.apiGatewayKeyId);
-        throw error;
-      });
-      process.stdout.write(`Created key ${record.keyId} for account '${account}'${gateway ? ` (usage plan ${plan})` : ''}. It is shown only this once:\n${key}\n`);
+      const { key, record } = await createKey(account, { deployed, plan });
+      process.stdout.write(`Created key ${record.keyId} for account '${account}'${deployed ? ` (usage plan ${plan})` : ''}. It is shown only this once:\n${key}\n`);
       return 0;
     }
     if (command === 'list') {
       const records = await listApiKeys(requireAccount(values.account));
       for (const record of records) {
         const state = record.revokedAt ? `revoked ${record.revokedAt}` : 'active';
-        process.stdout.write(`${record.keyId}  created ${record.createdAt}  ${state}${record.usagePlan ? `  plan ${record.usagePlan}` : ''}\n`);
+        // Made before usage identifiers: its API Gateway key's value is the key itself.
+        const exposed = record.apiGatewayKeyId && !record.usageIdentifier && !record.revokedAt ? '  held by API Gateway: replace it' : '';
+        process.stdout.write(`${record.keyId}  created ${record.createdAt}  ${state}${record.usagePlan ? `  plan ${record.usagePlan}` : ''}${exposed}\n`);
       }
       if (records.length === 0) process.stdout.write('No keys.\n');
       return 0;
     }
-    if (rest.length !== 1) throw new UsageError('revoke takes the key to revoke');
-    const revoked = await revokeApiKey(rest[0]!);
-    if (!revoked) {
-      process.stderr.write('No such key.\n');
+    const target = revocationTarget!;
+    const outcome = await revokeKey(target);
+    if (!outcome) {
+      process.stderr.write('key' in target ? 'No such key.\n' : `Account '${target.account}' has no key ${target.keyId}.\n`);
       return 1;
     }
-    const { record, alreadyRevoked } = revoked;
-    if (alreadyRevoked) {
-      process.stdout.write(`Key ${record.keyId} of account '${record.account}' was already revoked at ${record.revokedAt}.\n`);
-      return 0;
-    }
-    if (record.apiGatewayKeyId) await deleteGatewayKey(record.apiGatewayKeyId);
-    process.stdout.write(`Revoked key ${record.keyId} of account '${record.account}'.\n`);
+    process.stdout.write(`${outcome}\n`);
     return 0;
   } finally {
     await embedded?.close();
   }
+}
+
+/**
+ * The key id and account, or the key read from --key-file. A key given as an argument is refused:
+ * it would be in the shell's history and in every process listing.
+ */
+async function revocationTargetOf(rest: string[], values: { account?: string; 'key-file'?: string }): Promise<RevocationTarget> {
+  const keyFile = values['key-file'];
+  if (keyFile !== undefined) {
+    if (rest.length > 0) throw new UsageError('revoke takes either a key id (with --account) or --key-file, not both');
+    const key = (keyFile === '-' ? await readStdin() : await readFile(keyFile, 'utf8')).trim();
+    if (!isApiKeyForm(key)) throw new UsageError(`${keyFile === '-' ? 'stdin' : keyFile} does not hold a key (whk_ and 43 characters)`);
+    return { key };
+  }
+  if (rest.length !== 1) throw new UsageError('revoke takes the id of the key (as keys list shows it) with --account, or --key-file');
+  const keyId = rest[0]!;
+  if (keyId.startsWith('whk_')) {
+    throw new UsageError(
+      'A key on the command line ends up in your shell history and in process listings. Revoke it by its id ' +
+        '(keys list --account <name>), or give it with --key-file <file> or --key-file - (stdin).',
+    );
+  }
+  if (!API_KEY_ID_PATTERN.test(keyId)) throw new UsageError(`'${keyId}' is not a key id: 12 hex digits, as keys list shows them`);
+  return { account: requireAccount(values.account), keyId };
+}
+
+async function readStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) text += chunk;
+  return text;
 }
 
 function requireAccount(account: string | undefined): string {
@@ -116,25 +142,30 @@ async function useDeployedStage(stage: string): Promise<DeployedStage> {
 async function useLocalStore(): Promise<EmbeddedDynamoDb | undefined> {
   // Read once DYNAMODB_PORT is settled: the configuration is read once per process.
   const tableName = () => runtimeConfig().tableName;
-  if (process.env.DYNAMODB_ENDPOINT) {
-    say(`Using DynamoDB at ${process.env.DYNAMODB_ENDPOINT} (DYNAMODB_ENDPOINT), table ${tableName()}`);
+  const running = await useRunningStore();
+  if (running.at === 'endpoint') {
+    say(`Using DynamoDB at ${running.endpoint} (DYNAMODB_ENDPOINT), table ${tableName()}`);
     return undefined;
   }
-  const port = Number(process.env.DYNAMODB_PORT || DEFAULT_DYNAMODB_PORT);
-  if (await isListening(port)) {
-    process.env.DYNAMODB_PORT = String(port);
+  const { port } = running;
+  if (running.at === 'port') {
     say(`Using the DynamoDB server on port ${port} (DYNAMODB_PORT), table ${tableName()}`);
     return undefined;
   }
-  const directory = path.join(process.env.DATA_DIR || '.data', 'dynamodb');
+  const dataDir = dataDirOf(process.env);
+  const directory = path.join(dataDir, 'dynamodb');
+  if ((await makeDataDirPrivate(dataDir)) > 0) say(`Made ${dataDir} private: its files and directories open to other users are now 0600 and 0700`);
+  const credentialFile = await ensureStoreCredential(dataDir);
   const embedded = await startEmbeddedDynamoDb({
     port: 0,
     directory,
+    credentialFile,
     owner: { pid: process.pid, name: 'the keys CLI' },
     // Most likely the server itself holds it, on a port other than the one looked at.
     whenInUse: 'stop it, or give this one its own DATA_DIR. If that is your server, set DYNAMODB_PORT to its DynamoDB port (npm start prints it)',
   });
   process.env.DYNAMODB_PORT = String(embedded.port);
+  process.env.DYNAMODB_CREDENTIAL_FILE = credentialFile;
   say(`Nothing listens on port ${port} (DYNAMODB_PORT): using the data directory ${directory} (DATA_DIR), table ${tableName()}`);
   if ((await ensureTable(tableName())) === 'created') {
     say(
@@ -148,17 +179,6 @@ async function useLocalStore(): Promise<EmbeddedDynamoDb | undefined> {
 /** What the CLI tells about itself goes to stderr: stdout holds only results (a new key is its last line). */
 function say(line: string) {
   process.stderr.write(`${line}\n`);
-}
-
-function isListening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 main(process.argv.slice(2)).then(

@@ -1,37 +1,45 @@
 import './local/node-version-warning';
 import './cli-output';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { signingKey, verifyNotification, type Verification } from '../lib/deliveries/signing';
-import { API_KEY_HEADER } from '../lib/keys/authorize';
-import { routes } from '../lib/routes';
-import { sharedSecret } from '../lib/schemas/shared-secret';
+import { MAX_BODY_BYTES as MAX_NOTIFICATION_BYTES } from '../lib/store/messages';
+import { readBoundedBody } from './local/request-body';
+import { ReceiverError, REFETCH_PAUSE_MS, secretSource } from './receiver-secret';
+import { terminalSafe } from './terminal-text';
 
 /** Where `npm start` serves the API unless told otherwise (infra/local/start.ts reads PORT the same way). */
 const DEFAULT_API = `http://127.0.0.1:${process.env.PORT ?? 3000}`;
 
+/** The largest body read: the service's largest notification, and room for a little more. */
+const MAX_BODY_BYTES = MAX_NOTIFICATION_BYTES + 64 * 1024;
+
 const USAGE = `Usage:
-  npm run receiver -- [--port 4000] [--host 127.0.0.1] [--secret <64 hex> | --key-file <file> | --key <api key> [--api <url>]] [--fail N]
+  npm run receiver -- [--port 4000] [--host 127.0.0.1] [--secret-file <file> | --key-file <file> [--api <url>]] [--fail N]
 
 A local receiver to try the service with: give a webhook the URL printed on the first line. Each POST
 is answered 200 {"received":true} and printed: time, messageId, eventType, attempt number (per
-messageId), whether x-signature and webhook-signature hold, then the body.
+messageId), whether x-signature and webhook-signature hold, then the body. What a sender controls is
+printed with control characters and bidirectional marks escaped (as \\u001b); a body over ${MAX_BODY_BYTES}
+bytes is answered 413 and not read.
 
   --port N        port to listen on (default 4000; 0 picks a free one)
   --host H        interface to listen on (default 127.0.0.1)
-  --secret HEX    the account's shared secret (64 hex characters), to verify the signatures with
-  --key KEY       an API key of the account: the shared secret is fetched from the service with it
-                  (when the account has none yet, it is fetched when the first notification arrives)
-  --key-file F    the API key, read from a file (e.g. .data/dev-api-key): kept out of the command
-                  line, which npm echoes and other users' ps shows
-  --api URL       the service, for --key (default ${DEFAULT_API}; PORT as for npm start)
+  --secret-file F a file holding the account's shared secret (64 hex characters), to verify the
+                  signatures with
+  --key-file F    a file holding an API key of the account (e.g. .data/dev-api-key): the shared
+                  secret is fetched from the service with it (when the account has none yet, it is
+                  fetched when the first notification arrives), and again when a signature does not
+                  hold (at most once per ${REFETCH_PAUSE_MS / 1000} s)
+  --api URL       the service, for --key-file (default ${DEFAULT_API}; PORT as for npm start)
   --fail N        answer 500 to the first N requests, to watch the retries
   -h, --help      this text
 
-Without --secret or --key, notifications are received and printed, not verified. The secret and the
-key are never printed.`;
+Without --secret-file or --key-file, notifications are received and printed, not verified. The
+secret and the key are read from files only, never from the command line (which npm echoes and other
+users' ps shows), and never printed.`;
 
 interface Options {
   port: number;
@@ -43,8 +51,6 @@ interface Options {
 }
 
 class UsageError extends Error {}
-/** A failure to run that is not the arguments' fault (the service, the port): exit 1. */
-class ReceiverError extends Error {}
 
 function parseOptions(argv: string[]): Options | 'help' {
   const { values } = parseArgs({
@@ -52,8 +58,10 @@ function parseOptions(argv: string[]): Options | 'help' {
     options: {
       port: { type: 'string', default: '4000' },
       host: { type: 'string', default: '127.0.0.1' },
+      // Declared only to be refused with the option to use instead.
       secret: { type: 'string' },
       key: { type: 'string' },
+      'secret-file': { type: 'string' },
       'key-file': { type: 'string' },
       api: { type: 'string' },
       fail: { type: 'string', default: '0' },
@@ -63,81 +71,41 @@ function parseOptions(argv: string[]): Options | 'help' {
   if (values.help) return 'help';
   const port = wholeNumber(values.port, '--port');
   if (port > 65535) throw new UsageError('--port must be at most 65535');
-  // The values of --secret and --key are never repeated in a message.
-  if (values.secret !== undefined && values.key !== undefined) throw new UsageError('give --secret or --key, not both');
-  if (values.secret !== undefined) {
-    try {
-      signingKey(values.secret);
-    } catch {
-      throw new UsageError('--secret must be the shared secret: 64 hex characters');
-    }
-  }
-  if (values['key-file'] !== undefined) {
-    if (values.key !== undefined || values.secret !== undefined) throw new UsageError('give one of --secret, --key and --key-file');
-    values.key = readKeyFile(values['key-file']);
-  }
-  if (values.key === '') throw new UsageError('--key must not be empty');
-  if (values.api !== undefined && values.key === undefined) throw new UsageError('--api is where the secret is fetched with --key: give --key or --key-file too');
+  // Refused, and their values never repeated in a message: on the command line, other users' ps shows them.
+  if (values.key !== undefined) throw new UsageError("--key puts the API key on the command line, where other users' ps shows it: give --key-file <file> instead");
+  if (values.secret !== undefined) throw new UsageError("--secret puts the secret on the command line, where other users' ps shows it: give --secret-file <file> instead");
+  const keyFile = values['key-file'];
+  const secretFile = values['secret-file'];
+  if (keyFile !== undefined && secretFile !== undefined) throw new UsageError('give --secret-file or --key-file, not both');
+  if (values.api !== undefined && keyFile === undefined) throw new UsageError('--api is where the secret is fetched with --key-file: give --key-file too');
   const api = values.api ?? DEFAULT_API;
   if (!/^https?:\/\/[^/]/.test(api) || !URL.canParse(api)) throw new UsageError(`--api must be an http:// or https:// URL, not '${api}'`);
-  return { port, host: values.host, secret: values.secret, key: values.key, api, fail: wholeNumber(values.fail, '--fail') };
+  const key = keyFile === undefined ? undefined : readOptionFile(keyFile, '--key-file');
+  const secret = secretFile === undefined ? undefined : readOptionFile(secretFile, '--secret-file');
+  if (secret !== undefined) {
+    try {
+      signingKey(secret);
+    } catch {
+      throw new UsageError(`--secret-file ${secretFile} must hold the shared secret: 64 hex characters`);
+    }
+  }
+  return { port, host: values.host, secret, key, api, fail: wholeNumber(values.fail, '--fail') };
 }
 
-function readKeyFile(file: string): string {
+function readOptionFile(file: string, option: string): string {
+  let text: string;
   try {
-    return readFileSync(file, 'utf8').trim();
+    text = readFileSync(file, 'utf8').trim();
   } catch (error) {
-    throw new UsageError(`cannot read --key-file ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new UsageError(`cannot read ${option} ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+  if (text === '') throw new UsageError(`${option} ${file} is empty`);
+  return text;
 }
 
 function wholeNumber(value: string, option: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new UsageError(`${option} must be a whole number, not '${value}'`);
   return Number(value);
-}
-
-/**
- * The secret to verify with: the one given, or the account's, fetched with the key. An account gets
- * its secret with its first notification, so a missing one is fetched again when notifications come.
- */
-function secretSource(options: Options) {
-  let secret = options.secret;
-  let fetching: Promise<string | undefined> | undefined;
-  const fetchOnce = () => {
-    fetching ??= fetchSharedSecret(options.api, options.key!).finally(() => (fetching = undefined));
-    return fetching;
-  };
-  return {
-    async get(): Promise<string | undefined> {
-      if (secret === undefined && options.key !== undefined) secret = await fetchOnce();
-      return secret;
-    },
-    /** Fetches the secret again; true when it changed (it was rotated since it was fetched). */
-    async refetched(): Promise<boolean> {
-      if (options.key === undefined) return false;
-      const fetched = await fetchOnce();
-      const changed = fetched !== undefined && fetched !== secret;
-      secret = fetched ?? secret;
-      return changed;
-    },
-  };
-}
-
-/** The account's shared secret, or undefined when it has none yet (404). */
-async function fetchSharedSecret(api: string, key: string): Promise<string | undefined> {
-  const url = `${api.replace(/\/+$/, '')}${routes.getSharedSecret.path}`;
-  let response: Response;
-  try {
-    response = await fetch(url, { headers: { [API_KEY_HEADER]: key }, signal: AbortSignal.timeout(10_000) });
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new ReceiverError(`cannot reach the service at ${api} to fetch the shared secret (${cause?.code ?? cause?.message ?? (error as Error).message}); is npm start running there?`);
-  }
-  if (response.status === 404) return undefined;
-  if (response.status === 401) throw new ReceiverError(`the service at ${api} refused the API key (401): is it a key of this service's account?`);
-  if (!response.ok) throw new ReceiverError(`the service at ${api} answered ${response.status} to ${routes.getSharedSecret.path}`);
-  const { secret } = sharedSecret.parse(await response.json());
-  return secret;
 }
 
 function describeVerification(result: Verification): string {
@@ -147,12 +115,12 @@ function describeVerification(result: Verification): string {
 
 async function startReceiver(options: Options): Promise<void> {
   const secrets = secretSource(options);
-  const initial = await secrets.get();
+  const initial = await secrets.initial();
   const attempts = new Map<string, number>();
   let requests = 0;
 
   const verification = async (rawBody: string, headers: Record<string, string>): Promise<string> => {
-    if (options.secret === undefined && options.key === undefined) return 'not checked (no --secret or --key)';
+    if (options.secret === undefined && options.key === undefined) return 'not checked (no --secret-file or --key-file)';
     try {
       const secret = await secrets.get();
       if (secret === undefined) return 'not checked (the account has no shared secret yet)';
@@ -171,7 +139,15 @@ async function startReceiver(options: Options): Promise<void> {
       response.writeHead(405, { allow: 'POST', 'content-type': 'application/json' }).end('{"message":"notifications are POSTed here"}');
       return;
     }
-    void readBody(request).then(async (rawBody) => {
+    // The rest of a body over the bound is drained, for the sender, still sending, to get the 413.
+    void readBoundedBody(request, MAX_BODY_BYTES, 'drain').then(async (bytes) => {
+      if (bytes === undefined) {
+        const line = [new Date().toISOString(), headerValues(request.headers)['webhook-id'] ?? '(no webhook-id)', `body over ${MAX_BODY_BYTES} bytes: not read`, '→ 413'];
+        process.stdout.write(`${terminalSafe(line.join('  '))}\n\n`);
+        response.writeHead(413, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `bodies over ${MAX_BODY_BYTES} bytes are not read` }));
+        return;
+      }
+      const rawBody = bytes.toString('utf8');
       requests += 1;
       const failing = requests <= options.fail;
       const headers = headerValues(request.headers);
@@ -181,9 +157,10 @@ async function startReceiver(options: Options): Promise<void> {
       attempts.set(messageId, attempt);
       const status = failing ? `500 (--fail ${options.fail}: request ${requests} of ${options.fail} fails on purpose)` : '200';
       const line = [new Date().toISOString(), messageId, stringField(body, 'eventType') ?? '(no eventType)', `attempt ${attempt}`, await verification(rawBody, headers), `→ ${status}`];
-      process.stdout.write(`${line.join('  ')}\n${body === undefined ? rawBody : JSON.stringify(body, null, 2)}\n\n`);
+      const shown = body === undefined ? rawBody : JSON.stringify(body, null, 2);
+      process.stdout.write(`${terminalSafe(line.join('  '))}\n${terminalSafe(shown, { keepLineBreaks: true })}\n\n`);
       response.writeHead(failing ? 500 : 200, { 'content-type': 'application/json' }).end(JSON.stringify({ received: !failing }));
-    });
+    }, () => response.destroy());
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -195,9 +172,9 @@ async function startReceiver(options: Options): Promise<void> {
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   const source = options.secret !== undefined
-    ? 'Verifying signatures with the secret given by --secret.'
+    ? 'Verifying signatures with the secret in --secret-file.'
     : options.key === undefined
-      ? 'Not verifying signatures (no --secret or --key).'
+      ? 'Not verifying signatures (no --secret-file or --key-file).'
       : initial === undefined
         ? `The account has no shared secret yet: the service generates it with the first notification, and it is fetched from ${options.api} then.`
         : `Verifying signatures with the account's shared secret, fetched from ${options.api}.`;
@@ -209,15 +186,6 @@ async function startReceiver(options: Options): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.once('error', reject);
-  });
 }
 
 function headerValues(headers: IncomingHttpHeaders): Record<string, string> {

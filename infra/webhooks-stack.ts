@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -13,7 +13,6 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, KNOWN_CHAINS } from '../lib/config/chains';
 import type { StageSettings, UsagePlanName } from '../lib/config/stages';
 import { MAX_QUEUE_DELAY_SECONDS } from '../lib/deliveries/queue';
 import { errorBody, methodNotAllowedMessage } from '../lib/errors';
@@ -21,7 +20,9 @@ import { OPENAPI_DOCUMENT_PATH, openApiDocument } from '../lib/openapi/document'
 import { API_KEY_HEADER } from '../lib/keys/authorize';
 import { routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
 import { EXPIRES_AT_ATTRIBUTE, GSI1, GSI2, GSI3, TABLE_KEYS, tableDefinition } from '../lib/store/table';
+import { addApiRateLimit } from './api-rate-limit';
 import { LAMBDA_BUNDLING } from './bundling';
+import { addChainFollowers } from './chain-followers';
 import { gatewayResponses, gatewayResponseTemplate } from './gateway-responses';
 import { STACK_OUTPUTS, stackNameFor } from './stack-outputs';
 
@@ -72,19 +73,6 @@ export const DELIVERY_SWEEP = {
   queuesDeliveries: true,
   timeoutSeconds: 60,
 };
-/**
- * A chain's follower: reads the chain's checkpoint, lease and token metadata, the address index
- * (batch reads, queries of watchers and gsi2's inactive webhooks), webhooks and secrets; records
- * messages (conditional puts) and queues them.
- */
-export const FOLLOW_CHAIN = {
-  entry: 'functions/follow-chain.ts',
-  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'] as TableAction[],
-  queuesDeliveries: true,
-  timeoutSeconds: 60,
-};
-/** Blocks behind the head, for 10 minutes, that raise a chain's lag alarm. */
-const CHAIN_LAG_ALARM_BLOCKS = 50;
 /** The dispatcher's timeout beyond one attempt's: the reads and writes around the attempt, and queueing the next. */
 const DISPATCH_MARGIN_SECONDS = 20;
 /** A gsi attribute type in `tableDefinition` as the CDK names it. */
@@ -273,40 +261,7 @@ export class WebhooksStack extends Stack {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
-    // One follower function per chain, every minute; each run follows until just before its timeout,
-    // and the chain's lease in the table keeps overlapping runs to one follower at a time.
-    for (const chainId of stage.followedChains) {
-      const rpcUrl = new secretsmanager.Secret(this, `Chain${chainId}RpcUrl`, {
-        secretName: resourceName(`chain-${chainId}-rpc-url`),
-        description: `JSON-RPC URL of chain ${chainId} (the public endpoint until you put your provider's URL here)`,
-        secretStringValue: SecretValue.unsafePlainText(KNOWN_CHAINS[chainId]!.publicRpcUrl),
-        removalPolicy,
-      });
-      const follower = operationFunction(`followChain${chainId}`, FOLLOW_CHAIN);
-      follower.addEnvironment('CHAIN_ID', chainId).addEnvironment('CHAIN_RPC_URL_SECRET_ARN', rpcUrl.secretArn);
-      rpcUrl.grantRead(follower);
-      new events.Rule(this, `Chain${chainId}FollowerSchedule`, {
-        ruleName: resourceName(`follow-chain-${chainId}`),
-        description: `Follows chain ${chainId} and records the notifications of its blocks`,
-        schedule: events.Schedule.rate(Duration.minutes(1)),
-        targets: [new targets.LambdaFunction(follower)],
-      });
-      new cloudwatch.Alarm(this, `Chain${chainId}Lag`, {
-        alarmName: resourceName(`chain-${chainId}-lag`),
-        alarmDescription: `The follower of chain ${chainId} is more than ${CHAIN_LAG_ALARM_BLOCKS} blocks behind the head, or not reporting`,
-        metric: new cloudwatch.Metric({
-          namespace: CHAIN_METRICS_NAMESPACE,
-          metricName: CHAIN_LAG_METRIC,
-          dimensionsMap: { service: 'chain-follower', chainId },
-          period: Duration.minutes(5),
-          statistic: 'Minimum',
-        }),
-        threshold: CHAIN_LAG_ALARM_BLOCKS,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 2,
-        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-      });
-    }
+    addChainFollowers(this, { stage, operationFunction, resourceName, removalPolicy });
 
     const authorizer = new apigateway.RequestAuthorizer(this, 'ApiKeyAuthorizer', {
       authorizerName: resourceName('api-key'),
@@ -372,6 +327,7 @@ export class WebhooksStack extends Stack {
       });
       return { plan: plan as UsagePlanName, id: usagePlan.usagePlanId };
     });
+    if (stage.waf) addApiRateLimit(this, this.api.deploymentStage, resourceName('api'), stage.waf.rateLimitPer5Minutes);
 
     new cloudwatch.Alarm(this, 'Api5xx', {
       alarmName: resourceName('api-5xx'),

@@ -36,6 +36,8 @@ export class NotFound extends ApiError {
   }
 }
 
+export const webhookNotFound = (id: string) => new NotFound(`Webhook ${id} not found`);
+
 export class Conflict extends ApiError {
   constructor(message: string) {
     super(409, message);
@@ -55,8 +57,8 @@ export class UnsupportedMediaType extends ApiError {
 }
 
 export class TooManyRequests extends ApiError {
-  constructor(retryAfterSeconds: number) {
-    super(429, TOO_MANY_REQUESTS_MESSAGE, {
+  constructor(retryAfterSeconds: number, message = TOO_MANY_REQUESTS_MESSAGE) {
+    super(429, message, {
       'Retry-After': String(retryAfterSeconds),
     });
   }

@@ -1,7 +1,8 @@
 import * as z from './schemas/zod';
 import { addressesBody, addressList, listAddressesQuery } from './schemas/addresses';
+import { chainList } from './schemas/chains';
 import { deliveryDetail, deliveryList, deliveryPath, listDeliveriesQuery, queuedMessage, recoverBody, recoverResult } from './schemas/deliveries';
-import { rotateSharedSecretBody, sharedSecret } from './schemas/shared-secret';
+import { rotateSharedSecretBody, rotateSharedSecretQuery, sharedSecret } from './schemas/shared-secret';
 import {
   createWebhookBody,
   deleteWebhookQuery,
@@ -21,7 +22,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export interface Route {
   operationId: string;
   /** The API document's grouping and one-line description of the operation. */
-  tag: 'Shared secret' | 'Webhooks' | 'Addresses' | 'Deliveries';
+  tag: 'Shared secret' | 'Webhooks' | 'Addresses' | 'Deliveries' | 'Chains';
   summary: string;
   method: HttpMethod;
   /** API Gateway resource path; `{id}` is a path parameter, `webhooks:getSharedSecret` one literal path part. */
@@ -79,7 +80,7 @@ export const routes = {
     path: '/v1/webhooks:generateOrRotateSharedSecret',
     entry: 'functions/generate-or-rotate-shared-secret.ts',
     successStatus: 201,
-    query: noParameters,
+    query: rotateSharedSecretQuery,
     pathParameters: noParameters,
     body: rotateSharedSecretBody,
     response: sharedSecret,
@@ -126,7 +127,8 @@ export const routes = {
     pathParameters: noParameters,
     body: createWebhookBody,
     response: webhook,
-    tableActions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem'],
+    // Beside its writes, the account's usage item: counted (UpdateItem), read and created (GetItem, Query, PutItem), leftovers checked (BatchGetItem).
+    tableActions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'],
   }),
   getWebhook: route({
     operationId: 'getWebhook',
@@ -280,8 +282,23 @@ export const routes = {
     query: noParameters,
     pathParameters: webhookPath,
     response: queuedMessage,
-    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    // UpdateItem: the webhook's and the account's counts of test notifications in the minute.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     queuesDeliveries: true,
+  }),
+  listChains: route({
+    operationId: 'listChains',
+    tag: 'Chains',
+    summary: 'List the followed chains, with how far each is followed',
+    method: 'GET',
+    path: '/v1/chains',
+    entry: 'functions/list-chains.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: noParameters,
+    response: chainList,
+    // GetItem: each chain's checkpoint and head; Query: its quarantined blocks.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query'],
   }),
 };
 

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createLocalGateway } from '../../infra/local/gateway';
 import { TokenBucketThrottle } from '../../infra/local/token-bucket';
+import { runtimeConfig } from '../../lib/config/runtime';
 import { stageSettings } from '../../lib/config/stages';
 import { createApiKey } from '../../lib/keys/api-keys';
 import { routeList } from '../../lib/routes';
@@ -74,7 +75,7 @@ export async function heapPerKey({ quick, progress }: BenchOptions): Promise<Fig
   for (let index = 0; index < count + 200; index += 50) {
     keys.push(...(await Promise.all(Array.from({ length: 50 }, async (_, offset) => (await createApiKey(`bench-heap-${index + offset}`)).key))));
   }
-  const gateway = await createLocalGateway({ routes: routeList, stage: stageSettings('local'), throttle: new TokenBucketThrottle({ rateLimit: 100, burstLimit: 200 }), authorizerCacheTtlSeconds: 300 });
+  const gateway = await createLocalGateway({ routes: routeList, stage: stageSettings('local'), throttle: new TokenBucketThrottle({ rateLimit: 100, burstLimit: 200 }), authorizerCacheTtlSeconds: 300, bounds: runtimeConfig().localGatewayBounds });
   await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/v1/webhooks:getSharedSecret`;
   const visit = async (batch: string[]) => {

@@ -27,6 +27,9 @@ export async function startBenchService(storeEnv: Record<string, string>, env: R
     THROTTLE_RATE_LIMIT: '1000000',
     THROTTLE_BURST_LIMIT: '1000000',
     DEV_CHAIN: 'off',
+    // The webhooks created through the API are on 43114, which the service must follow to accept them:
+    // its follower finds no node on this closed loopback port and waits up to 10 s between tries.
+    CHAIN_RPC_URLS: '43114=http://127.0.0.1:9/',
     ...env,
   }, nodeArgs);
   // Found in /proc rather than in the "started" line, which the bench's log level leaves out.

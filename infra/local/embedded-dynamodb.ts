@@ -6,7 +6,9 @@ import dynalite from 'dynalite';
 import { Level } from 'level';
 import { createDynamoDbClient } from '../../lib/store/client';
 import { tableDefinition } from '../../lib/store/table';
+import { readKeyFile } from './key-file';
 import { StartupError } from './startup-error';
+import { guardStore, type StoreCredential } from './store-guard';
 
 export interface EmbeddedDynamoDb {
   port: number;
@@ -26,6 +28,11 @@ export interface EmbeddedDynamoDbOptions {
   owner?: { pid: number; name: string };
   /** What to do when another process holds the directory; by default, stop it or use another DATA_DIR. */
   whenInUse?: string;
+  /**
+   * The file holding the credential every request must be signed with (DATA_DIR's, see data-dir.ts);
+   * absent, any request but a browser's is served (in-memory stores of tests and of the bench).
+   */
+  credentialFile?: string;
 }
 
 /**
@@ -36,7 +43,9 @@ export interface EmbeddedDynamoDbOptions {
  */
 export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions): Promise<EmbeddedDynamoDb> {
   if (options.directory) await checkDataDirectory(options.directory, options.whenInUse ?? 'stop it, or give this one its own DATA_DIR');
+  const credential = options.credentialFile ? await credentialIn(options.credentialFile) : undefined;
   const server: Server = dynalite({ path: options.directory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  guardStore(server, credential);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(error.code === 'EADDRINUSE' ? portInUse(options.port, options.portVariable ?? 'DYNAMODB_PORT') : error),
@@ -54,6 +63,12 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions): P
       if (ownerFile) await rm(ownerFile, { force: true });
     },
   };
+}
+
+async function credentialIn(file: string): Promise<StoreCredential> {
+  const secret = await readKeyFile(file);
+  if (!secret) throw new StartupError(`the store's credential file ${file} is missing or empty`);
+  return { secret, file };
 }
 
 export function portInUse(port: number, variable: string): StartupError {

@@ -34,7 +34,13 @@ async function start({ port, host, tokensPerGrant }: Extract<GatewayProcessMessa
     tokensPerGrant,
   );
   consumeQueueLocally((deliveries) => send({ type: 'queue', deliveries }));
-  gateway = await createLocalGateway({ routes: routeList, stage: config.stage, throttle, authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds });
+  gateway = await createLocalGateway({
+    routes: routeList,
+    stage: config.stage,
+    throttle,
+    authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
+    bounds: config.localGatewayBounds,
+  });
   gateway.once('error', (error: NodeJS.ErrnoException) => send({ type: 'failed', reason: error.message, code: error.code }));
   gateway.listen(port, host, () => send({ type: 'listening', port: (gateway!.address() as { port: number }).port }));
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import type {
   APIGatewayAuthorizerResult,
@@ -9,6 +8,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import type { LocalGatewayBounds } from '../../lib/config/runtime';
 import type { StageSettings } from '../../lib/config/stages';
 import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESSAGE, TooManyRequests, Unauthorized } from '../../lib/errors';
 import { errorResponse, toApiError } from '../../lib/http/responses';
@@ -16,7 +16,9 @@ import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
 import { openApiDocument } from '../../lib/openapi/document';
 import type { Route } from '../../lib/routes';
 import { apiReference } from './api-reference';
+import { boundConnections, timeoutOptions } from './gateway-connections';
 import { logRequest, logsRequests } from './local-logger';
+import { readBoundedBody } from './request-body';
 import { routeTable } from './route-table';
 import type { Throttle } from './token-bucket';
 
@@ -31,6 +33,8 @@ export interface LocalGatewayOptions {
   throttle: Throttle;
   /** Like API Gateway's authorizer result cache: 0 asks the authorizer on every request. */
   authorizerCacheTtlSeconds: number;
+  /** Connections and how long a request may take to arrive: a flood of unfinished requests cannot hold the process. */
+  bounds: LocalGatewayBounds;
 }
 
 /** API Gateway's own payload limit for REST APIs; the handlers enforce the smaller API limit. */
@@ -172,7 +176,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
     return await match.route.function.handler(event, new LocalLambdaContext(match.route.function, requestId));
   }
 
-  const server = createServer(async (request, response) => {
+  const server = createServer(timeoutOptions(options.bounds), async (request, response) => {
     const started = Date.now();
     const requestId = randomUUID();
     const log: RequestLog = { account: undefined };
@@ -187,7 +191,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
       logRequest({ method: request.method, path: request.url?.split('?', 1)[0], status: result.statusCode, latencyMs: Date.now() - started, requestId, account: log.account });
     }
   });
-  server.on('clientError', answerClientError);
+  boundConnections(server, options.bounds);
   return server;
 }
 
@@ -195,32 +199,6 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
 interface RequestLog {
   /** The caller's account, once the authorizer has named it (never the key). */
   account: string | undefined;
-}
-
-/**
- * Requests Node's HTTP parser refuses before any handler sees them (headers over its size limit, a
- * malformed request line, a timeout) get the same error shape, x-request-id and log line as any
- * other response, instead of Node's bare status line.
- */
-function answerClientError(error: Error & { code?: string }, socket: Duplex) {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const requestId = randomUUID();
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const message =
-    status === 431
-      ? `The request line and headers are larger than the limit of ${maxHeaderSize} bytes`
-      : status === 408
-        ? 'The request was not received in time'
-        : 'Malformed HTTP request';
-  const { statusCode, headers, body } = errorResponse(new ApiError(status, message));
-  const head = [`HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}`, `x-request-id: ${requestId}`, 'Connection: close'];
-  for (const name in headers) head.push(`${name}: ${String(headers[name])}`);
-  head.push(`Content-Length: ${Buffer.byteLength(body)}`);
-  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
-  if (logsRequests) logRequest({ status: statusCode, requestId, parseError: error.code });
 }
 
 function pruneExpired(authorizations: Map<string, CachedAuthorization>) {
@@ -260,21 +238,11 @@ function queryParameters(url: URL) {
   return { single, multi };
 }
 
-function readBody(request: IncomingMessage): Promise<string | null> {
-  // Stream events rather than `for await`: the async iterator costs a promise or two per chunk.
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > GATEWAY_MAX_BODY_BYTES) {
-        request.removeAllListeners('data').resume();
-        reject(new ApiError(413, `Request body is larger than the gateway's limit of ${GATEWAY_MAX_BODY_BYTES} bytes`));
-      } else chunks.push(chunk);
-    });
-    request.once('end', () => resolve(size === 0 ? null : Buffer.concat(chunks).toString('utf8')));
-    request.once('error', reject);
-  });
+async function readBody(request: IncomingMessage): Promise<string | null> {
+  // The rest is drained: the connection stays open, for the client to read the 413.
+  const body = await readBoundedBody(request, GATEWAY_MAX_BODY_BYTES, 'drain');
+  if (body === undefined) throw new ApiError(413, `Request body is larger than the gateway's limit of ${GATEWAY_MAX_BODY_BYTES} bytes`);
+  return body.length === 0 ? null : body.toString('utf8');
 }
 
 function writeResult(response: ServerResponse, result: APIGatewayProxyResult, requestId: string) {

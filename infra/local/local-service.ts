@@ -14,8 +14,17 @@ import { startGatewayProcesses, type GatewayProcesses } from './gateway-processe
 import { TokenBucketThrottle } from './token-bucket';
 import { startBackgroundWork, type BackgroundWork } from './background-work';
 import { findAnvil, startDevChain, type DevChain, type DevChainOptions } from './dev-chain';
+import { ensureStoreCredential, makeDataDirPrivate } from './data-dir';
 import { localLogger as logger } from './local-logger';
-import { chainsFromEnvironment, devChainSettings, type ChainSettings } from '../../lib/config/chains';
+import {
+  chainsFromEnvironment,
+  devChainSettings,
+  encodeFollowedChains,
+  FOLLOWED_CHAINS_VARIABLE,
+  publicFactsOf,
+  type ChainSettings,
+} from '../../lib/config/chains';
+import { freePortOn, servicePortsVariable } from './service-ports';
 import { StartupError } from './startup-error';
 
 export interface LocalServiceOptions {
@@ -31,6 +40,8 @@ export interface LocalServiceOptions {
   devChain?: Omit<DevChainOptions, 'stateDirectory'>;
   /** Chains to follow besides the dev chain and those of CHAIN_RPC_URLS (tests follow a node they run). */
   chains?: ChainSettings[];
+  /** Chain ids the API takes as followed though nothing follows them here (tests of the API alone create webhooks on 43114 or 1). */
+  chainsWithoutFollower?: string[];
   /**
    * Where the API and the background work run: `npm start` gives the gateway `gateways` processes and
    * the background work one; tests keep both in theirs, where their hooks (the delivery guard's, say) see them.
@@ -69,6 +80,10 @@ export interface LocalService {
  * process.env (inherited by the child processes), which the handlers read like they do on Lambda.
  */
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  if (options.dataDir) {
+    const tightened = await makeDataDirPrivate(options.dataDir);
+    if (tightened > 0) logger.warn('made DATA_DIR private: files and directories open to other users are now 0600 and 0700', { dataDir: options.dataDir, tightened });
+  }
   // Checked before anything starts: a bad key must stop the start, not fail every list call later.
   process.env.PAGE_TOKEN_KEY = await pageTokenKeyFor(options.dataDir);
   // The dispatcher runs beside this process, so a queued message is lost only with it: after a restart,
@@ -82,31 +97,38 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   let gateway: RunningGateway | undefined;
   let background: BackgroundProcess | undefined;
   if (!process.env.DYNAMODB_ENDPOINT) {
+    const credentialFile = options.dataDir && (await ensureStoreCredential(options.dataDir));
     dynamoDb = await startDynamoDbProcess({
       port: options.dynamoDbPort,
       directory: options.dataDir && path.join(options.dataDir, 'dynamodb'),
       owner: { pid: process.pid, name: 'npm start' },
+      credentialFile,
     });
     process.env.DYNAMODB_PORT = String(dynamoDb.port);
+    if (credentialFile) process.env.DYNAMODB_CREDENTIAL_FILE = credentialFile;
   }
   try {
+    if (options.devChain) {
+      devChain = await startLocalDevChain({ ...options.devChain, stateDirectory: options.dataDir && path.join(options.dataDir, 'dev-chain') });
+      if (devChain) chains.unshift(devChainSettings(options.devChain.chainId, devChain.rpcUrl));
+    }
+    // Every port is known before this process reads its configuration and before the others start.
+    const gatewayPort = options.port || (await freePortOn(options.host));
+    process.env.SERVICE_PORTS = servicePortsVariable([gatewayPort, dynamoDb?.port], [process.env.DYNAMODB_ENDPOINT, ...chains.map((chain) => chain.rpcUrl)]);
+    process.env[FOLLOWED_CHAINS_VARIABLE] = encodeFollowedChains([...chains, ...(options.chainsWithoutFollower ?? []).map(publicFactsOf)]);
     const config = runtimeConfig();
     const tableCreated = (await ensureTable(config.tableName)) === 'created';
     gateway =
       options.processes === 'this process'
-        ? await startGatewayHere(options.port, options.host)
+        ? await startGatewayHere(gatewayPort, options.host)
         : await startGatewayProcesses({
             count: options.processes.gateways,
-            port: options.port,
+            port: gatewayPort,
             host: options.host,
             throttle: config.localThrottle,
             // Until the background process has started, the sweep takes up what is queued.
             queue: (deliveries) => background?.queue(deliveries),
           });
-    if (options.devChain) {
-      devChain = await startLocalDevChain({ ...options.devChain, stateDirectory: options.dataDir && path.join(options.dataDir, 'dev-chain') });
-      if (devChain) chains.unshift(devChainSettings(options.devChain.chainId, devChain.rpcUrl));
-    }
     background = options.processes === 'this process' ? undefined : await startBackgroundProcess(chains);
     const work: BackgroundWork = background ? { stop: background.close } : startBackgroundWork(chains);
     const { port } = gateway;
@@ -149,6 +171,7 @@ async function startGatewayHere(port: number, host: string): Promise<RunningGate
     stage: config.stage,
     throttle: new TokenBucketThrottle(config.localThrottle),
     authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
+    bounds: config.localGatewayBounds,
   });
   await listen(server, port, host);
   return {

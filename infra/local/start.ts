@@ -6,6 +6,7 @@ import { createApiKey, listApiKeys } from '../../lib/keys/api-keys';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
 import { OPENAPI_DOCUMENT_PATH } from '../../lib/openapi/document';
 import { API_REFERENCE_PATH } from './api-reference';
+import { dataDirOf } from './data-dir';
 import { DEFAULT_DEV_CHAIN_ID, DEFAULT_DEV_CHAIN_PORT } from './dev-chain';
 import { writeKeyFile } from './key-file';
 import { localLogger as logger } from './local-logger';
@@ -15,7 +16,7 @@ import { StartupError } from './startup-error';
 const DEV_ACCOUNT = 'dev';
 
 async function main() {
-  const dataDir = process.env.DATA_DIR || '.data';
+  const dataDir = dataDirOf(process.env);
   const service = await startLocalService({
     port: Number(process.env.PORT ?? 3000),
     host: process.env.HOST || '127.0.0.1',
@@ -56,8 +57,9 @@ async function banner(service: LocalService, dataDir: string): Promise<string[]>
   }
   if ((await listApiKeys(DEV_ACCOUNT)).length === 0) lines.push(...(await firstDevKey(service, dataDir)));
   else {
-    const port = process.env.DYNAMODB_ENDPOINT ? '' : `DYNAMODB_PORT=${new URL(service.dynamoDbEndpoint).port} `;
-    lines.push(`More keys: ${port}npm run keys -- create --account ${DEV_ACCOUNT}`);
+    // The keys CLI signs with its DATA_DIR's store credential.
+    const store = process.env.DYNAMODB_ENDPOINT ? '' : `${process.env.DATA_DIR ? `DATA_DIR=${dataDir} ` : ''}DYNAMODB_PORT=${new URL(service.dynamoDbEndpoint).port} `;
+    lines.push(`More keys: ${store}npm run keys -- create --account ${DEV_ACCOUNT}`);
   }
   return lines;
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { runtimeConfig } from '../config/runtime';
-import { BadRequest, NotFound, ServiceUnavailable } from '../errors';
+import { BadRequest, NotFound, ServiceUnavailable, webhookNotFound } from '../errors';
 import {
   acquireAddressLease,
   applyAddressChange,
@@ -20,6 +20,7 @@ import {
   type AddressChange,
   type WebhookAddressState,
 } from '../store/addresses';
+import { countAddressChange } from '../limits/account-limits';
 import { readItems, writeItems, type ItemWrite } from '../store/batch';
 import { addressOfSortKey, webhookAddressKey } from '../store/table';
 import { headWrites, watcherWrites } from '../store/watch-index';
@@ -31,8 +32,6 @@ export const firstAddressesOf = (addresses: Iterable<string>) => [...addresses].
 
 /** Writes sent between two checks that the lease is still held (and renewals when due). */
 const WRITES_PER_LEASE_CHECK = 1_500;
-
-export const webhookNotFound = (id: string) => new NotFound(`Webhook ${id} not found`);
 
 const leaseMs = () => runtimeConfig().leaseSeconds * 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -88,6 +87,12 @@ async function completeLeftover({ lease, state }: Held): Promise<WebhookAddressS
   if (!leftover) return state;
   let completed = state;
   if (state.appliedChange !== leftover.id) {
+    // Counted in the account before its first write: one refused now was never counted, so wrote nothing
+    // (one that was, then lost its webhook's count, is counted again whatever the limits and completed).
+    if (leftover.delta !== 0 && (await countAddressChange(leftover, state.addressCount, { resumed: true }))) {
+      await deleteAddressChange(leftover);
+      return state;
+    }
     await writeChange(leftover, lease);
     const firstAddresses = await firstAddressesAfter(state, leftover);
     completed =
@@ -185,6 +190,12 @@ export async function changeAddresses(account: string, webhookId: string, kind: 
       startedAt: Date.now(),
     };
     await putAddressChange(change);
+    const refusal = await countAddressChange(change, state.addressCount);
+    if (refusal) {
+      await deleteAddressChange(change);
+      change = undefined;
+      throw refusal;
+    }
     await writeChange(change, lease);
     const webhook = await release(held, change, await firstAddressesAfter(state, change));
     await deleteAddressChange(change);

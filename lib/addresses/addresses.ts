@@ -13,7 +13,8 @@ import {
 import { WRITE_BATCH_SIZE, writeItems } from '../store/batch';
 import { webhookPointerKey } from '../store/table';
 import { webhookItem } from '../store/webhooks';
-import { changeAddresses, changeWrites, firstAddressesOf, webhookNotFound } from './address-changes';
+import { webhookNotFound } from '../errors';
+import { changeAddresses, changeWrites, firstAddressesOf } from './address-changes';
 
 export const addAddresses = (account: string, id: string, { addresses }: AddressesInput): Promise<Webhook> =>
   changeAddresses(account, id, 'add', addresses);

@@ -5,6 +5,7 @@
  * completed by running it again.
  */
 import { runtimeConfig } from '../config/runtime';
+import { uncountWebhook } from '../limits/account-limits';
 import { deleteAddressChange, getAddressChange, queryWebhookAddresses } from '../store/addresses';
 import { inChunks, writeItems } from '../store/batch';
 import { deleteItem, getItem, putItem, queryItems, updateItem } from '../store/items';
@@ -60,6 +61,8 @@ export async function deleteWebhookPermanently(account: string, webhookId: strin
     UpdateExpression: 'SET ready = :true, notBefore = :notBefore',
     ExpressionAttributeValues: { ':true': true, ':notBefore': Math.max(now, deleted.addressLease?.expiresAt ?? 0) },
   });
+  // Its slot and addresses stay counted until its purge has removed them (below): freed at once, a
+  // loop of create and delete would pile up items waiting for the purge beyond the account's limits.
   return deleted;
 }
 
@@ -166,6 +169,7 @@ async function purge(job: PurgeJob, heldUntil: number, deadline: number): Promis
     await purgeAddresses(job, addresses);
   }
   if (leftover) await deleteAddressChange(leftover);
+  await uncountWebhook(job.account, job.webhookId);
   await deleteItem({ TableName: tableName(), Key: webhookPointerKey(job.webhookId) });
   return true;
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
-import { releaseChainLease, takeChainLease } from '../store/chains';
+import { recordChainHead, releaseChainLease, takeChainLease } from '../store/chains';
+import { describeFault } from './faults';
 import { ChainFollower, type StepResult } from './follower';
 import { LaggingNodeError } from './rpc';
 
@@ -19,6 +20,8 @@ export interface FollowOptions {
 const MAX_BACKOFF_MS = 10_000;
 const LAG_LOGGED_BLOCKS = 10;
 const LAG_LOG_INTERVAL_MS = 10_000;
+/** How often the head is recorded for GET /v1/chains while the checkpoint stays where it is: one write, not one a poll. */
+const HEAD_RECORD_INTERVAL_MS = 5_000;
 
 /**
  * Follows the chain while this process holds its lease: one follower per chain at a time, across
@@ -32,6 +35,7 @@ export async function followChain(chain: ChainSettings, options: FollowOptions):
   let leaseUntil = 0;
   let failures = 0;
   let lagLoggedAt = 0;
+  let headRecorded = { at: 0, checkpoint: -1 };
   while (!signal.aborted && Date.now() < deadline) {
     let wait = chain.pollIntervalMs;
     try {
@@ -46,6 +50,15 @@ export async function followChain(chain: ChainSettings, options: FollowOptions):
       }
       const result = await follower.step();
       options.onStep?.(result);
+      if (result.checkpoint !== headRecorded.checkpoint || Date.now() - headRecorded.at >= HEAD_RECORD_INTERVAL_MS) {
+        // The step is done: a head not recorded is shown older by GET /v1/chains until the next try, no reason to back off.
+        try {
+          await recordChainHead(chain.chainId, { number: result.head, seenAt: Date.now() });
+          headRecorded = { at: Date.now(), checkpoint: result.checkpoint };
+        } catch (error) {
+          log.warn('chain head not recorded; recorded again after the next step', { chainId: chain.chainId, error: describeFault(error, chain.rpcUrl) });
+        }
+      }
       failures = 0;
       if (!result.caughtUp) wait = 0;
       if (result.lag > LAG_LOGGED_BLOCKS && Date.now() - lagLoggedAt > LAG_LOG_INTERVAL_MS) {
@@ -58,19 +71,13 @@ export async function followChain(chain: ChainSettings, options: FollowOptions):
     } catch (error) {
       failures += 1;
       wait = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(failures, 6));
-      const details = { chainId: chain.chainId, error: describeError(error, chain.rpcUrl), retryInMs: wait };
+      const details = { chainId: chain.chainId, error: describeFault(error, chain.rpcUrl), retryInMs: wait };
       if (error instanceof LaggingNodeError) log.warn('the node is behind; asking again', details);
       else log.error('chain follower step failed', details);
     }
     await sleep(wait, signal);
   }
   if (leaseUntil > Date.now()) await releaseChainLease(chain.chainId, holder).catch(() => undefined);
-}
-
-/** The error's message without the RPC URL, which may hold a provider's key. */
-function describeError(error: unknown, rpcUrl: string): string {
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return message.split(rpcUrl).join('<rpc url>').split('\n').filter((line) => !/URL:/.test(line)).slice(0, 3).join(' ');
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

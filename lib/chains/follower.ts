@@ -10,21 +10,31 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
 import { recordNotifications } from '../deliveries/messages';
 import { inChunks } from '../store/batch';
-import { getCheckpoint, moveCheckpoint, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
-import { deterministicUuid } from '../uuid';
-import { matchBlocks, type WebhookMatch } from './matcher';
-import { buildAddressActivityEvent, tokenAddressesOf } from './payload';
-import { ChainNode } from './rpc';
+import { getCheckpoint, getUnhashedCheckpoint, moveCheckpoint, putQuarantinedBlock, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
+import { describeFault, isTransientFault } from './faults';
+import { matchBlocks } from './matcher';
+import { BlockNotifications, WebhooksFailed } from './notifications';
+import { tokenAddressesOf } from './payload';
+import { ChainNode, LaggingNodeError } from './rpc';
 import type { BlockData } from './rpc-types';
 import { TokenMetadataCache } from './tokens';
 
 /** Blocks fetched, matched and checkpointed at once while catching up (their requests go in JSON-RPC batches). */
 export const CATCH_UP_BATCH = 50;
 const WEBHOOKS_RECORDED_IN_PARALLEL = 8;
+/** Failures in a row, for a reason that is not transient, after which a block is quarantined (docs/chain-follower.md). */
+export const QUARANTINE_AFTER_ATTEMPTS = 5;
+/**
+ * Failures in a row to fetch the same block, for any reason, while the node answers, after which it is quarantined:
+ * with the follow loop's growing pause, about half a minute (docs/chain-follower.md).
+ */
+export const UNREADABLE_AFTER_ATTEMPTS = 8;
 
 export interface StepResult {
   /** The head's number minus the checkpoint's: 0 when caught up. */
   lag: number;
+  /** The chain's head as the node answered. */
+  head: number;
   /** Whether every block deep enough has been taken: the next step can wait for a new block. */
   caughtUp: boolean;
   /** The checkpoint's block number after the step. */
@@ -32,6 +42,8 @@ export interface StepResult {
   /** Blocks taken in this step. */
   blocks: number;
   notifications: number;
+  /** Blocks quarantined in this step, when any. */
+  quarantined?: number;
 }
 
 export class ChainFollower {
@@ -40,11 +52,15 @@ export class ChainFollower {
   /** The checkpoint as this follower last wrote it: while it holds the lease, nobody else moves it. */
   private checkpoint: Checkpoint | undefined;
   /** The next blocks, asked for while the last ones were being recorded. */
-  private prefetched: { first: number; last: number; blocks: Promise<BlockData[]> } | undefined;
+  private prefetched: { first: number; last: number; blocks: Promise<PromiseSettledResult<BlockData>[]> } | undefined;
+  /** The block that failed last for a reason that is not transient, and how many times in a row (counted by this follower). */
+  private failing: { hash: string; attempts: number } | undefined;
+  /** The block after the checkpoint when it could not be fetched, and how many times in a row. */
+  private unreadable: { number: number; attempts: number } | undefined;
 
   constructor(readonly chain: ChainSettings, private readonly log: Logger) {
     this.node = new ChainNode(chain.rpcUrl, chain.traces);
-    this.tokens = new TokenMetadataCache(chain.chainId, this.node);
+    this.tokens = new TokenMetadataCache(chain.chainId, this.node, log);
   }
 
   /**
@@ -59,36 +75,49 @@ export class ChainFollower {
       checkpoint ? this.node.blockHashAt(checkpoint.number) : undefined,
     ]);
     const safe = head - this.chain.confirmations;
-    const idle = { lag: checkpoint ? Math.max(0, head - checkpoint.number) : 0, caughtUp: true, checkpoint: checkpoint?.number ?? safe, blocks: 0, notifications: 0 };
+    const idle = { lag: checkpoint ? Math.max(0, head - checkpoint.number) : 0, head, caughtUp: true, checkpoint: checkpoint?.number ?? safe, blocks: 0, notifications: 0 };
     if (safe < 0) return idle;
     if (!checkpoint) {
-      const number = Math.min(safe, this.chain.firstCheckpoint ?? safe);
-      const hash = (await this.node.blockHashAt(number))!;
+      const unhashed = await getUnhashedCheckpoint(this.chain.chainId);
+      // An older follower's checkpoint without a hash: the blocks it took as `null` are taken again, and those after them.
+      const number = unhashed ? Math.max(0, Math.min(safe, unhashed.number, ...unhashed.unhashed) - 1) : Math.min(safe, this.chain.firstCheckpoint ?? safe);
+      const hash = await this.node.knownBlockHashAt(number);
       const first = { number, hash, recent: [{ number, hash }] };
       if (await moveCheckpoint(this.chain.chainId, undefined, first)) this.checkpoint = first;
-      this.log.info('chain followed for the first time', { chainId: this.chain.chainId, after: number });
+      if (unhashed) this.log.warn('checkpoint stored without a block hash repaired: going on after the last block taken whole', { chainId: this.chain.chainId, stored: unhashed.number, after: number });
+      else this.log.info('chain followed for the first time', { chainId: this.chain.chainId, after: number });
       return { ...idle, lag: head - number, caughtUp: number === safe, checkpoint: number };
     }
     if (checkpointHash !== checkpoint.hash) {
+      // A node behind answers `null` for a block it has not seen yet: below its head, that is no fork.
+      if (!checkpointHash && head >= checkpoint.number) throw new LaggingNodeError(`block ${checkpoint.number} is not known yet`);
       this.checkpoint = undefined;
-      await this.rewind(checkpoint, safe);
+      await this.rewind(checkpoint, checkpointHash, safe);
       return { ...idle, caughtUp: false };
     }
     const last = Math.min(safe, checkpoint.number + CATCH_UP_BATCH);
     if (last <= checkpoint.number) return idle;
-    const blocks = await this.blocksFrom(checkpoint.number + 1, last);
+    const fetched = await this.blocksFrom(checkpoint.number + 1, last);
+    // The blocks before the first that could not be fetched are taken; that one is first in the next step.
+    const failedAt = fetched.findIndex((one) => one.status === 'rejected');
+    const blocks = fetched.slice(0, failedAt < 0 ? undefined : failedAt).map((one) => (one as PromiseFulfilledResult<BlockData>).value);
     // While catching up, the next blocks are fetched while these are matched and recorded.
-    if (last < safe) this.prefetch(last + 1, Math.min(safe, last + CATCH_UP_BATCH));
-    const result: StepResult = { lag: 0, caughtUp: false, checkpoint: checkpoint.number, blocks: 0, notifications: 0 };
+    if (last < safe && failedAt < 0) this.prefetch(last + 1, Math.min(safe, last + CATCH_UP_BATCH));
+    const result: StepResult = { lag: 0, head, caughtUp: false, checkpoint: checkpoint.number, blocks: 0, notifications: 0 };
+    if (blocks.length > 0 && this.unreadable?.number === checkpoint.number + 1) this.unreadable = undefined;
     // The run of fetched blocks that extends the checkpoint: a fork under them is found by the next step.
     const chained: BlockData[] = [];
     for (const data of blocks) {
       if (data.block.parentHash !== (chained.at(-1)?.block.hash ?? checkpoint.hash)) break;
       chained.push(data);
     }
-    if (chained.length > 0) {
-      result.notifications = await this.take(chained);
-      const taken = chained.map(({ block }) => ({ number: Number(block.number), hash: block.hash }));
+    let taken: BlockRef[] = [];
+    if (failedAt === 0) taken = [await this.unreadableBlock(checkpoint.number + 1, (fetched[0] as PromiseRejectedResult).reason, result)];
+    else if (chained.length > 0) {
+      const done = await this.takeOrQuarantine(chained, result);
+      taken = chained.slice(0, done).map(({ block }) => ({ number: Number(block.number), hash: block.hash }));
+    }
+    if (taken.length > 0) {
       const next: Checkpoint = { ...taken.at(-1)!, recent: [...checkpoint.recent, ...taken].slice(-RECENT_BLOCKS_KEPT) };
       if (!(await moveCheckpoint(this.chain.chainId, checkpoint, next))) {
         this.log.warn('another follower moved the checkpoint; this one reads it again', { chainId: this.chain.chainId });
@@ -105,52 +134,129 @@ export class ChainFollower {
   }
 
   private prefetch(first: number, last: number) {
-    const blocks = this.fetchBlocks(first, last);
-    blocks.catch(() => undefined); // a failure surfaces where the blocks are awaited, if they are
-    this.prefetched = { first, last, blocks };
+    this.prefetched = { first, last, blocks: this.fetchBlocks(first, last) };
   }
 
-  private blocksFrom(first: number, last: number): Promise<BlockData[]> {
+  private blocksFrom(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
     const prefetched = this.prefetched;
     this.prefetched = undefined;
     return prefetched?.first === first && prefetched.last === last ? prefetched.blocks : this.fetchBlocks(first, last);
   }
 
-  private fetchBlocks(first: number, last: number): Promise<BlockData[]> {
-    return Promise.all(Array.from({ length: last - first + 1 }, (_, index) => this.node.blockAt(first + index)));
+  private fetchBlocks(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
+    return Promise.allSettled(Array.from({ length: last - first + 1 }, (_, index) => this.node.blockAt(first + index)));
   }
 
-  /** Records the notifications of a run of blocks; returns how many (recorded now or before). */
-  async take(blocks: BlockData[]): Promise<number> {
+  /**
+   * Takes the blocks at once; after a failure that asking again does not fix, one by one, so that
+   * the block that fails is found and the others are taken. A block that fails so
+   * QUARANTINE_AFTER_ATTEMPTS times in a row is quarantined, which counts as taken. Returns how many
+   * of the blocks, from the first, are done; throws when the first is not.
+   */
+  private async takeOrQuarantine(blocks: BlockData[], result: StepResult): Promise<number> {
+    if (!this.failing || blocks.length === 1) {
+      try {
+        result.notifications += await this.take(blocks);
+        this.failing = undefined;
+        return blocks.length;
+      } catch (error) {
+        if (isTransientFault(error)) throw error;
+        if (blocks.length === 1) return this.failed(blocks[0]!, error, result).then(() => 1);
+      }
+    }
+    for (const [index, data] of blocks.entries()) {
+      try {
+        result.notifications += await this.take([data]);
+        if (this.failing?.hash === data.block.hash) this.failing = undefined;
+      } catch (error) {
+        try {
+          if (isTransientFault(error)) throw error;
+          await this.failed(data, error, result);
+        } catch (failure) {
+          if (index === 0) throw failure;
+          // The blocks before it are done; the next step starts at it.
+          return index;
+        }
+      }
+    }
+    return blocks.length;
+  }
+
+  /**
+   * Counts a failure of the block: throws the error, or once it has failed QUARANTINE_AFTER_ATTEMPTS
+   * times, quarantines it: only the webhooks that failed when the others were recorded (WebhooksFailed), else the whole block.
+   */
+  private async failed(data: BlockData, error: unknown, result: StepResult): Promise<void> {
+    const { hash } = data.block;
+    const attempts = (this.failing?.hash === hash ? this.failing.attempts : 0) + 1;
+    this.failing = { hash, attempts };
+    const reason = describeFault(error, this.chain.rpcUrl);
+    const details = { chainId: this.chain.chainId, block: Number(data.block.number), hash, attempts, error: reason };
+    if (attempts < QUARANTINE_AFTER_ATTEMPTS) {
+      this.log.warn('block failed; taken again, and quarantined if it goes on failing', { ...details, quarantinedAfter: QUARANTINE_AFTER_ATTEMPTS });
+      throw error;
+    }
+    const record = { number: details.block, hash, reason, attempts, quarantinedAt: Date.now() };
+    this.failing = undefined;
+    result.quarantined = (result.quarantined ?? 0) + 1;
+    if (error instanceof WebhooksFailed) {
+      // The block's other webhooks are notified; only these wait for a retake.
+      const records = error.failures.map(({ match, error: cause }) => ({ ...record, reason: describeFault(cause, this.chain.rpcUrl), webhookId: match.webhook.id, account: match.account }));
+      await Promise.all(records.map((webhookRecord) => putQuarantinedBlock(this.chain.chainId, webhookRecord)));
+      this.log.error("webhooks' notifications of a block quarantined: recorded once an operator retakes the block", { ...details, webhookIds: records.map(({ webhookId }) => webhookId) });
+      return;
+    }
+    await putQuarantinedBlock(this.chain.chainId, record);
+    this.log.error('block quarantined: its notifications are not recorded until an operator retakes it', details);
+  }
+
+  /**
+   * Counts a failure to fetch the block after the checkpoint while the node answers (its head): throws
+   * the error, or, once the block has failed so UNREADABLE_AFTER_ATTEMPTS times in a row, quarantines
+   * it (a node failing on one block's receipts every time, say) and returns it as taken.
+   */
+  private async unreadableBlock(number: number, error: unknown, result: StepResult): Promise<BlockRef> {
+    const attempts = (this.unreadable?.number === number ? this.unreadable.attempts : 0) + 1;
+    this.unreadable = { number, attempts };
+    const reason = describeFault(error, this.chain.rpcUrl);
+    const details = { chainId: this.chain.chainId, block: number, attempts, error: reason };
+    if (attempts < UNREADABLE_AFTER_ATTEMPTS) {
+      this.log.warn('block could not be fetched; asked again, and quarantined if it goes on failing', { ...details, quarantinedAfter: UNREADABLE_AFTER_ATTEMPTS });
+      throw error;
+    }
+    const hash = await this.node.knownBlockHashAt(number);
+    await putQuarantinedBlock(this.chain.chainId, { number, hash, reason, attempts, quarantinedAt: Date.now() });
+    this.unreadable = undefined;
+    result.quarantined = (result.quarantined ?? 0) + 1;
+    this.log.error('block quarantined: its notifications are not recorded until an operator retakes it', { ...details, hash });
+    return { number, hash };
+  }
+
+  /**
+   * Records the notifications of a run of blocks (of the webhooks `onlyWebhooks` names, when given);
+   * returns how many (recorded now or before). Every webhook's are recorded whatever another's do:
+   * those that failed are thrown as WebhooksFailed.
+   */
+  async take(blocks: BlockData[], onlyWebhooks?: ReadonlySet<string>): Promise<number> {
     const { matches } = await matchBlocks(this.chain.chainId, blocks);
-    const work = matches.flatMap((blockMatches, index) => blockMatches.map((match) => ({ data: blocks[index]!, match })));
+    const work = matches.flatMap((blockMatches, index) =>
+      blockMatches.filter((match) => !onlyWebhooks || onlyWebhooks.has(match.webhook.id)).map((match) => ({ data: blocks[index]!, match })),
+    );
     if (work.length === 0) return 0;
     await this.tokens.load(work.flatMap(({ data, match }) => match.transactionIndexes.flatMap((index) => tokenAddressesOf(data, index))));
+    const notifications = new BlockNotifications(this.chain, this.tokens.lookup, this.log);
     let recorded = 0;
+    const failures: WebhooksFailed['failures'] = [];
     await inChunks(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
       const { data, match } = item!;
-      recorded += (await recordNotifications(match.account, match.webhook.id, this.notificationsOf(data, match))).length;
+      try {
+        recorded += (await recordNotifications(match.account, match.webhook.id, notifications.of(data, match))).length;
+      } catch (error) {
+        failures.push({ data, match, error });
+      }
     });
+    if (failures.length > 0) throw new WebhooksFailed(failures, isTransientFault);
     return recorded;
-  }
-
-  private notificationsOf(data: BlockData, { webhook, transactionIndexes }: WebhookMatch) {
-    const blockTimeMs = Number(data.block.timestamp) * 1000;
-    const notifications = [];
-    for (const transactionIndex of transactionIndexes) {
-      const event = buildAddressActivityEvent({
-        chainId: this.chain.chainId,
-        data,
-        transactionIndex,
-        tokens: this.tokens.lookup,
-        networkToken: this.chain.networkToken,
-        includeLogs: webhook.includeLogs,
-        includeInternalTxs: webhook.includeInternalTxs,
-      });
-      const messageId = deterministicUuid(blockTimeMs, [webhook.id, this.chain.chainId, data.block.hash, data.block.transactions[transactionIndex]!.hash]);
-      notifications.push({ eventType: webhook.eventType, event, messageId });
-    }
-    return notifications;
   }
 
   /**
@@ -158,15 +264,22 @@ export class ChainFollower {
    * behind after a crash): back to the newest recent block the chain still has, from where the new
    * blocks are taken. Notifications already sent for the dropped blocks stay sent.
    */
-  private async rewind(checkpoint: Checkpoint, safe: number): Promise<void> {
+  private async rewind(checkpoint: Checkpoint, checkpointHash: string | undefined, safe: number): Promise<void> {
     const candidates = checkpoint.recent.filter((block) => block.number <= safe).reverse();
     const hashes = await Promise.all(candidates.map((block) => this.node.blockHashAt(block.number)));
-    const common = candidates.find((block, index) => hashes[index] === block.hash);
+    const commonIndex = candidates.findIndex((block, index) => hashes[index] === block.hash);
+    const common = candidates[commonIndex];
+    // A block the node answers `null` for is one it has not seen yet, not a different one: only a
+    // different hash shows a fork, and the fork point is not known while a newer block is unknown.
+    const newer = common ? hashes.slice(0, commonIndex) : hashes;
+    if (!common && newer.includes(undefined)) throw new LaggingNodeError(`blocks before ${checkpoint.number} are not all known yet`);
+    if (!checkpointHash && newer.every((hash) => !hash)) throw new LaggingNodeError(`the node is behind block ${checkpoint.number}`);
+    if (common?.number === checkpoint.number) return;
     let to: BlockRef;
     if (common) to = common;
     else {
       const number = Math.min(safe, checkpoint.recent[0]?.number ?? safe);
-      to = { number, hash: (await this.node.blockHashAt(number))! };
+      to = { number, hash: await this.node.knownBlockHashAt(number) };
       this.log.error('reorganisation deeper than the blocks kept; going on from the chain as it is', { chainId: this.chain.chainId, block: number });
     }
     const recent = checkpoint.recent.filter((block) => block.number <= to.number);

@@ -4,6 +4,7 @@
  * grows with the block and its matches, not with the number of watched addresses.
  */
 import { findActiveWatchers } from '../addresses/watchers';
+import { logger } from '../logger';
 import type { Webhook } from '../schemas/webhook';
 import { readItems } from '../store/batch';
 import { toWebhook } from '../store/webhooks';
@@ -131,7 +132,14 @@ async function activeWebhooks(chainId: string, ids: string[]) {
   const accountOf = new Map(accounts.map(({ id, account }) => [id, account]));
   const byId = new Map<string, { account: string; webhook: Webhook }>();
   for (const item of items.items) {
-    const webhook = toWebhook(item);
+    let webhook: Webhook;
+    try {
+      webhook = toWebhook(item);
+    } catch (error) {
+      // One damaged item stops no other webhook: this one is not notified until it is repaired.
+      logger.error('webhook item cannot be read; its notifications are not recorded', { chainId, account: accountOf.get(item.id), webhookId: item.id, error: String(error) });
+      continue;
+    }
     if (webhook.status === 'active' && webhook.chainId === chainId) byId.set(webhook.id, { account: accountOf.get(webhook.id)!, webhook });
   }
   return { byId, reads: pointers.requests + items.requests };

@@ -120,7 +120,7 @@ export function buildAddressActivityEvent(input: AddressActivityInput): AddressA
     erc20Transfers: transfers.filter((transfer) => transfer.type === 'ERC20'),
     erc721Transfers: transfers.filter((transfer) => transfer.type === 'ERC721'),
     erc1155Transfers: transfers.filter((transfer) => transfer.type === 'ERC1155'),
-    ...(input.includeInternalTxs ? { internalTransactions: internalTransactionsOf(data.traces?.[index], tx.hash) } : {}),
+    ...(input.includeInternalTxs ? { internalTransactions: internalTransactionsOf(data.traces?.[index] ?? undefined, tx.hash) } : {}),
     networkToken: {
       tokenName: input.networkToken.name,
       tokenSymbol: input.networkToken.symbol,
@@ -131,7 +131,13 @@ export function buildAddressActivityEvent(input: AddressActivityInput): AddressA
       ? { accessList: tx.accessList.map((entry) => ({ accessAddresses: entry.address, storageKeys: entry.storageKeys })) }
       : {}),
   };
-  return input.includeLogs ? { transaction, logs: receipt.logs.map(activityLog) } : { transaction };
+  // A transaction the node could not trace: its internal transactions are unknown, at least its own call.
+  const untraced = input.includeInternalTxs && data.traces?.[index] === null;
+  return {
+    transaction,
+    ...(input.includeLogs ? { logs: receipt.logs.map(activityLog) } : {}),
+    ...(untraced ? { omitted: { internalTransactions: 1 } } : {}),
+  };
 }
 
 function ercTransfer(transfer: DecodedTransfer, transactionHash: string, blockTimestamp: number, tokens: TokenMetadataLookup): ErcTransfer {

@@ -75,6 +75,9 @@ export interface BlockData {
   block: RpcBlock;
   /** In transaction order, one per transaction. */
   receipts: RpcReceipt[];
-  /** In transaction order, one per transaction; absent when the chain serves no traces. */
-  traces?: CallFrame[];
+  /**
+   * In transaction order, one per transaction; absent when the chain serves no traces; `null` for a
+   * transaction the node could not trace, notified without its internal transactions.
+   */
+  traces?: (CallFrame | null)[];
 }

@@ -1,5 +1,7 @@
 import { createClient, http, type Client } from 'viem';
 import { getBlockNumber } from 'viem/actions';
+// A cycle (faults.ts knows LaggingNodeError): each uses the other only inside functions, never at load.
+import { causes } from './faults';
 import type { BlockData, CallFrame, Hex, RpcBlock, RpcReceipt } from './rpc-types';
 
 /** The node is behind or inconsistent about a block (missing receipts or traces): ask again later, never skip it. */
@@ -28,9 +30,17 @@ export class ChainNode {
     return Number(await getBlockNumber(this.client, { cacheTime: 0 }));
   }
 
+  /** The hash of the block at `number`; none from a node that has not seen it yet (a node behind answers `null`). */
   async blockHashAt(number: number): Promise<Hex | undefined> {
     const block = await this.request<RpcBlock | null>('eth_getBlockByNumber', [toQuantity(number), false]);
     return block?.hash;
+  }
+
+  /** The hash of a block that must exist (the follower's first checkpoint): a node that answers `null` is behind, asked again later. */
+  async knownBlockHashAt(number: number): Promise<Hex> {
+    const hash = await this.blockHashAt(number);
+    if (!hash) throw new LaggingNodeError(`block ${number} is not known yet`);
+    return hash;
   }
 
   /**
@@ -71,23 +81,31 @@ export class ChainNode {
     return receipts as RpcReceipt[];
   }
 
-  private async tracesOf(block: RpcBlock): Promise<CallFrame[]> {
+  /** `null` for a transaction whose trace failed (geth answers `{txHash, error}`: a tracer timeout, say): it fails the same way when asked again. */
+  private async tracesOf(block: RpcBlock): Promise<(CallFrame | null)[]> {
     if (block.transactions.length === 0) return [];
-    const traces = await this.request<{ result?: CallFrame; error?: string }[] | null>('debug_traceBlockByHash', [block.hash, { tracer: 'callTracer' }]);
-    if (!traces || traces.some((trace) => !trace.result)) throw new LaggingNodeError(`traces of block ${block.hash} are not all known yet`);
-    return traces.map((trace) => trace.result!);
+    const traces = await this.request<{ result?: CallFrame; error?: unknown }[] | null>('debug_traceBlockByHash', [block.hash, { tracer: 'callTracer' }]);
+    if (!traces || traces.some((trace) => !trace.result && !trace.error)) throw new LaggingNodeError(`traces of block ${block.hash} are not all known yet`);
+    return traces.map((trace) => trace.result ?? null);
   }
 
-  request<T>(method: string, params: unknown[]): Promise<T> {
-    return this.client.request({ method, params } as never) as Promise<T>;
+  async request<T>(method: string, params: unknown[]): Promise<T> {
+    try {
+      return (await this.client.request({ method, params } as never)) as T;
+    } catch (error) {
+      if (isUnknownBlock(error)) throw new LaggingNodeError(`${method}: the node does not know the block yet`, { cause: error });
+      throw error;
+    }
   }
 }
 
 export const toQuantity = (value: number | bigint) => `0x${value.toString(16)}` as Hex;
 
 function isMethodNotFound(error: unknown): boolean {
-  for (let cause = error as { code?: number; cause?: unknown } | undefined; cause; cause = cause.cause as typeof cause) {
-    if (cause.code === METHOD_NOT_FOUND) return true;
-  }
-  return false;
+  return causes(error).some((cause) => cause.code === METHOD_NOT_FOUND);
+}
+
+/** geth's and its forks' error for a block a node behind has not seen yet. */
+function isUnknownBlock(error: unknown): boolean {
+  return causes(error).some((cause) => /header not found|unknown block/i.test(cause.details ?? cause.message ?? ''));
 }

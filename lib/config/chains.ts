@@ -7,15 +7,26 @@ export interface NetworkToken {
   decimals: number;
 }
 
-/** A chain the service follows: where its node is and how far to trust its blocks. */
-export interface ChainSettings {
+/** What anyone may be shown of a followed chain (GET /v1/chains): its public facts, never the follower's RPC URL. */
+export interface PublicChainFacts {
   chainId: string;
+  chainName: string;
+  isTestnet: boolean;
+  networkToken: NetworkToken;
+  /** The chain's public endpoint (the dev chain's local one), or '' when none is known: never a provider's URL, which holds its key. */
+  publicRpcUrl: string;
+  explorerUrl?: string;
+  /** The chain's ids on its Avalanche network. */
+  avalanche?: { platformChainId: string; subnetId: string; vmId: string };
+}
+
+/** A chain the service follows: where its node is and how far to trust its blocks. */
+export interface ChainSettings extends PublicChainFacts {
   rpcUrl: string;
   /** How deep a block must be before its activity is notified: 0 on chains final on acceptance. */
   confirmations: number;
   /** Whether the node serves `debug_traceBlockByHash` with the callTracer (internal transactions). */
   traces: boolean;
-  networkToken: NetworkToken;
   /** How often the head is asked for when the follower has caught up. */
   pollIntervalMs: number;
   /**
@@ -25,17 +36,37 @@ export interface ChainSettings {
   firstCheckpoint?: number;
 }
 
-export type KnownChain = Omit<ChainSettings, 'chainId' | 'rpcUrl'> & {
-  /** The chain's public endpoint: what a stack's RPC URL secret holds until a provider's URL replaces it. */
-  publicRpcUrl: string;
-};
+/** `publicRpcUrl` is also what a stack's RPC URL secret holds until a provider's URL replaces it. */
+export type KnownChain = Omit<ChainSettings, 'chainId' | 'rpcUrl'>;
 
 const AVAX: NetworkToken = { name: 'Avalanche', symbol: 'AVAX', decimals: 18 };
+/** The C-Chain's subnet (the Primary Network's) and virtual machine (coreth), the same on Mainnet and Fuji. */
+const C_CHAIN = { subnetId: '11111111111111111111111111111111LpoYY', vmId: 'mgj786NP7uDwBCcq6YwThhaN8FLyybkCa4zBWTQbNgmK6k9A6' };
 
 /** Chains whose settings need nothing but an RPC URL: Avalanche's C-Chain and Fuji are final on acceptance. */
 export const KNOWN_CHAINS: Record<string, KnownChain> = {
-  '43114': { confirmations: 0, traces: true, networkToken: AVAX, pollIntervalMs: 500, publicRpcUrl: 'https://api.avax.network/ext/bc/C/rpc' },
-  '43113': { confirmations: 0, traces: true, networkToken: AVAX, pollIntervalMs: 500, publicRpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc' },
+  '43114': {
+    chainName: 'Avalanche (C-Chain)',
+    isTestnet: false,
+    confirmations: 0,
+    traces: true,
+    networkToken: AVAX,
+    pollIntervalMs: 500,
+    publicRpcUrl: 'https://api.avax.network/ext/bc/C/rpc',
+    explorerUrl: 'https://subnets.avax.network/c-chain',
+    avalanche: { platformChainId: '2q9e4r6Mu3U68nU1fYjgbR6JvwrRx36CohpAX5UQxse55x1Q5', ...C_CHAIN },
+  },
+  '43113': {
+    chainName: 'Avalanche Fuji (C-Chain)',
+    isTestnet: true,
+    confirmations: 0,
+    traces: true,
+    networkToken: AVAX,
+    pollIntervalMs: 500,
+    publicRpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc',
+    explorerUrl: 'https://subnets-test.avax.network/c-chain',
+    avalanche: { platformChainId: 'yH8D7ThNJkxmtkuv2jgBa4P1Rn3Qpr4pPr7QYNfcdoS6k6HWp', ...C_CHAIN },
+  },
 };
 
 const ETHER: NetworkToken = { name: 'Ether', symbol: 'ETH', decimals: 18 };
@@ -46,7 +77,18 @@ const ETHER: NetworkToken = { name: 'Ether', symbol: 'ETH', decimals: 18 };
  * before the follower's first step is notified too.
  */
 export function devChainSettings(chainId: string, rpcUrl: string): ChainSettings {
-  return { chainId, rpcUrl, confirmations: 0, traces: true, networkToken: ETHER, pollIntervalMs: 100, firstCheckpoint: 0 };
+  return {
+    chainId,
+    chainName: 'Dev chain (anvil)',
+    isTestnet: true,
+    rpcUrl,
+    publicRpcUrl: rpcUrl,
+    confirmations: 0,
+    traces: true,
+    networkToken: ETHER,
+    pollIntervalMs: 100,
+    firstCheckpoint: 0,
+  };
 }
 
 /**
@@ -82,7 +124,7 @@ export function chainsFromEnvironment(env: NodeJS.ProcessEnv): ChainSettings[] {
       throw new ConfigurationError(`CHAIN_TRACES: chain ${chainId} must be true or false, got '${traced}'`);
     }
     return {
-      chainId,
+      ...publicFactsOf(chainId),
       rpcUrl,
       confirmations: blocks,
       traces: traced === undefined ? (known?.traces ?? true) : traced === 'true',
@@ -116,12 +158,29 @@ function pairs(env: NodeJS.ProcessEnv, name: string, form: string): Map<string, 
 
 /** The follower's lag (head minus checkpoint, in blocks), published by the follower functions; the stack alarms on it. */
 export const CHAIN_METRICS_NAMESPACE = 'Webhooks';
+/** The `service` dimension of the followers' metrics. */
+export const CHAIN_METRICS_SERVICE = 'chain-follower';
 export const CHAIN_LAG_METRIC = 'ChainFollowerLag';
+/** Blocks a follower quarantined (docs/chain-follower.md); the stack alarms on any. */
+export const CHAIN_QUARANTINE_METRIC = 'ChainBlocksQuarantined';
+
+let followedChainOfProcess: Promise<ChainSettings> | undefined;
 
 /**
- * The chain a follower function follows (CHAIN_ID), with the RPC URL read once per cold start from
- * the Secrets Manager secret the stack made for it (CHAIN_RPC_URL_SECRET_ARN): providers put keys in
- * their URLs.
+ * The chain a follower function (or its operator function) follows, read once per cold start: after
+ * a failure, read again at the next call.
+ */
+export function followedChainOnce(): Promise<ChainSettings> {
+  followedChainOfProcess ??= followedChain(process.env).catch((error: unknown) => {
+    followedChainOfProcess = undefined;
+    throw error;
+  });
+  return followedChainOfProcess;
+}
+
+/**
+ * The chain a follower function follows (CHAIN_ID), with the RPC URL read from the Secrets Manager
+ * secret the stack made for it (CHAIN_RPC_URL_SECRET_ARN): providers put keys in their URLs.
  */
 export async function followedChain(env: NodeJS.ProcessEnv): Promise<ChainSettings> {
   const chainId = env.CHAIN_ID ?? '';
@@ -131,6 +190,42 @@ export async function followedChain(env: NodeJS.ProcessEnv): Promise<ChainSettin
   const { SecretString } = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: env.CHAIN_RPC_URL_SECRET_ARN }));
   const rpcUrl = SecretString?.trim() ?? '';
   if (!/^https?:\/\//.test(rpcUrl)) throw new ConfigurationError(`the RPC URL secret of chain ${chainId} does not hold an http(s) URL`);
-  const { publicRpcUrl: _, ...settings } = known;
-  return { chainId, rpcUrl, ...settings };
+  return { chainId, rpcUrl, ...known };
+}
+
+/** A chain's public facts: a known chain's, else a name made of its id, Ether, and no public URL. */
+export function publicFactsOf(chainId: string): PublicChainFacts {
+  const known = KNOWN_CHAINS[chainId];
+  if (!known) return { chainId, chainName: `Chain ${chainId}`, isTestnet: false, networkToken: ETHER, publicRpcUrl: '' };
+  return publicFacts({ chainId, ...known });
+}
+
+/** Only the public facts of a chain's settings: what leaves the process that holds its RPC URL. */
+export function publicFacts({ chainId, chainName, isTestnet, networkToken, publicRpcUrl, explorerUrl, avalanche }: PublicChainFacts): PublicChainFacts {
+  return { chainId, chainName, isTestnet, networkToken, publicRpcUrl, explorerUrl, avalanche };
+}
+
+/**
+ * FOLLOWED_CHAINS: the public facts of the chains this service follows, which `npm start` hands to
+ * the processes it starts (JSON). Absent: the stage's `followedChains`, each followed by a function on AWS.
+ */
+export const FOLLOWED_CHAINS_VARIABLE = 'FOLLOWED_CHAINS';
+
+export function encodeFollowedChains(chains: PublicChainFacts[]): string {
+  return JSON.stringify(chains.map(publicFacts));
+}
+
+export function followedChainsFrom(env: NodeJS.ProcessEnv, stageChainIds: string[]): PublicChainFacts[] {
+  const encoded = env[FOLLOWED_CHAINS_VARIABLE];
+  if (!encoded) return stageChainIds.map(publicFactsOf);
+  let chains: unknown;
+  try {
+    chains = JSON.parse(encoded);
+  } catch {
+    // handled below
+  }
+  if (!Array.isArray(chains) || !chains.every((chain) => typeof chain?.chainId === 'string' && typeof chain.chainName === 'string')) {
+    throw new ConfigurationError(`${FOLLOWED_CHAINS_VARIABLE} must be the JSON list npm start writes, got '${encoded.slice(0, 80)}'`);
+  }
+  return chains as PublicChainFacts[];
 }

@@ -1,4 +1,5 @@
-import { stageSettings, type DeliverySettings, type StageSettings, type UsagePlanSettings } from './stages';
+import { followedChainsFrom, type PublicChainFacts } from './chains';
+import { stageSettings, type AccountLimits, type DeliverySettings, type StageSettings, type UsagePlanSettings } from './stages';
 
 /** What a process (Lambda, local gateway, keys CLI) needs to know, read once from its environment. */
 export interface RuntimeConfig {
@@ -6,9 +7,16 @@ export interface RuntimeConfig {
   tableName: string;
   /** Absent: the AWS SDK's default endpoint for the region. */
   dynamoDbEndpoint?: string;
+  /**
+   * The file holding the secret that `npm start`'s embedded store requires requests to be signed with
+   * (DYNAMODB_CREDENTIAL_FILE, set by `npm start` and the keys CLI): for the store on DYNAMODB_PORT only.
+   */
+  dynamoDbCredentialFile?: string;
   region: string;
   /** Throttle applied by the local gateway; on AWS the usage plans do it. */
   localThrottle: UsagePlanSettings;
+  /** What one of the local gateway's processes holds open for its clients; on AWS API Gateway bounds it. */
+  localGatewayBounds: LocalGatewayBounds;
   authorizerCacheTtlSeconds: number;
   /**
    * How long a lease on a webhook's addresses or on a purge lasts without renewal: how long a change
@@ -17,15 +25,46 @@ export interface RuntimeConfig {
   leaseSeconds: number;
   /** The stage's limits on watched addresses; locally the environment may lower or raise them (tests). */
   addressLimits: { perWebhook: number; perCall: number };
+  /** The stage's limits per account; locally the environment may lower or raise them (tests). */
+  accountLimits: AccountLimits;
   /** The stage's delivery settings; locally the environment may override them (tests run a whole schedule in seconds). */
   delivery: DeliverySettings;
   /** Where new and retried messages are queued on AWS; absent locally, where the dispatcher runs in the process. */
   deliveryQueueUrl?: string;
+  /** The chains this service follows (the stage's on AWS, FOLLOWED_CHAINS from `npm start`): a webhook on another is refused. */
+  followedChains: PublicChainFacts[];
   /**
-   * Notifications may go to loopback addresses (receivers on this machine) in `npm start` outside
-   * production; never on AWS, where loopback is the Lambda's own runtime API; never to other private addresses.
+   * Which loopback ports notifications may go to (receivers on this machine) in `npm start` outside
+   * production; absent, none: on AWS loopback is the Lambda's own runtime API. Never other private addresses.
    */
-  allowLoopbackTargets: boolean;
+  loopbackTargets?: LoopbackTargets;
+}
+
+export interface LocalGatewayBounds {
+  /** GATEWAY_MAX_CONNECTIONS: connections open at once; one more is answered 503 and closed. */
+  maxConnections: number;
+  /** GATEWAY_HEADERS_TIMEOUT_SECONDS: from a connection's or request's start until its headers are in. */
+  headersTimeoutSeconds: number;
+  /** GATEWAY_REQUEST_TIMEOUT_SECONDS: until the whole request, body included, is in. */
+  requestTimeoutSeconds: number;
+  /** GATEWAY_KEEP_ALIVE_TIMEOUT_SECONDS: how long an idle kept-alive connection stays open. */
+  keepAliveTimeoutSeconds: number;
+}
+
+/**
+ * Generous for real use: a call with 10 000 addresses (about 450 KB) arrives in 30 s at 15 KB/s;
+ * a flood of unfinished requests is closed within seconds, not Node's 60 s for headers and 300 s for a request.
+ */
+const DEFAULT_LOCAL_GATEWAY_BOUNDS: LocalGatewayBounds = { maxConnections: 1000, headersTimeoutSeconds: 10, requestTimeoutSeconds: 30, keepAliveTimeoutSeconds: 5 };
+
+export interface LoopbackTargets {
+  /**
+   * The ports of the service's own parts (its API, store, dev chain), which `npm start` passes to its
+   * processes in SERVICE_PORTS: never a target, or a tenant could read them through the delivery log.
+   */
+  servicePorts: number[];
+  /** LOOPBACK_TARGET_PORTS: when set, the only other loopback ports allowed. */
+  allowedPorts?: number[];
 }
 
 /** A setting in the environment that cannot be used: what `npm start` reports in one line, without a stack trace. */
@@ -44,27 +83,85 @@ export function runtimeConfig(): RuntimeConfig {
   return cached;
 }
 
-export function readRuntimeConfig(env: NodeJS.ProcessEnv): RuntimeConfig {
-  const stage = stageSettings(env.STAGE || 'local');
+/** `stage`: the settings of the stage named by STAGE, unless given (a test of settings no stage has). */
+export function readRuntimeConfig(env: NodeJS.ProcessEnv, stage: StageSettings = stageSettings(env.STAGE || 'local')): RuntimeConfig {
   const plan = stage.usagePlans[stage.defaultUsagePlan];
   return {
     stage,
     tableName: env.TABLE_NAME || DEFAULT_TABLE_NAME,
     dynamoDbEndpoint: env.DYNAMODB_ENDPOINT || (env.DYNAMODB_PORT ? `http://127.0.0.1:${env.DYNAMODB_PORT}` : undefined),
+    dynamoDbCredentialFile: (!env.DYNAMODB_ENDPOINT && env.DYNAMODB_PORT && env.DYNAMODB_CREDENTIAL_FILE) || undefined,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     localThrottle: {
       rateLimit: positiveNumber(env, 'THROTTLE_RATE_LIMIT') ?? plan.rateLimit,
       burstLimit: positiveNumber(env, 'THROTTLE_BURST_LIMIT') ?? plan.burstLimit,
     },
+    localGatewayBounds: localGatewayBounds(env),
     authorizerCacheTtlSeconds: nonNegativeNumber(env, 'AUTHORIZER_CACHE_TTL_SECONDS') ?? stage.authorizerCacheTtlSeconds,
     leaseSeconds: positiveNumber(env, 'LEASE_SECONDS') ?? DEFAULT_LEASE_SECONDS,
     addressLimits: {
       perWebhook: positiveNumber(env, 'MAX_ADDRESSES_PER_WEBHOOK') ?? stage.addressLimits.perWebhook,
       perCall: positiveNumber(env, 'MAX_ADDRESSES_PER_CALL') ?? stage.addressLimits.perCall,
     },
+    accountLimits: accountLimits(env, stage.accountLimits),
     delivery: deliverySettings(env, stage.delivery),
     deliveryQueueUrl: env.DELIVERY_QUEUE_URL || undefined,
-    allowLoopbackTargets: !stage.production && !env.AWS_LAMBDA_FUNCTION_NAME,
+    followedChains: followedChainsFrom(env, stage.followedChains),
+    loopbackTargets: stage.production || env.AWS_LAMBDA_FUNCTION_NAME ? undefined : loopbackTargets(env),
+  };
+}
+
+function localGatewayBounds(env: NodeJS.ProcessEnv): LocalGatewayBounds {
+  const bounds = {
+    ...DEFAULT_LOCAL_GATEWAY_BOUNDS,
+    maxConnections: positiveNumber(env, 'GATEWAY_MAX_CONNECTIONS') ?? DEFAULT_LOCAL_GATEWAY_BOUNDS.maxConnections,
+    headersTimeoutSeconds: positiveNumber(env, 'GATEWAY_HEADERS_TIMEOUT_SECONDS') ?? DEFAULT_LOCAL_GATEWAY_BOUNDS.headersTimeoutSeconds,
+    requestTimeoutSeconds: positiveNumber(env, 'GATEWAY_REQUEST_TIMEOUT_SECONDS') ?? DEFAULT_LOCAL_GATEWAY_BOUNDS.requestTimeoutSeconds,
+    keepAliveTimeoutSeconds: positiveNumber(env, 'GATEWAY_KEEP_ALIVE_TIMEOUT_SECONDS') ?? DEFAULT_LOCAL_GATEWAY_BOUNDS.keepAliveTimeoutSeconds,
+  };
+  // Node refuses a server whose headers may take longer than the whole request.
+  if (bounds.headersTimeoutSeconds > bounds.requestTimeoutSeconds) {
+    throw new ConfigurationError(`GATEWAY_HEADERS_TIMEOUT_SECONDS (${bounds.headersTimeoutSeconds}) must not exceed GATEWAY_REQUEST_TIMEOUT_SECONDS (${bounds.requestTimeoutSeconds})`);
+  }
+  return bounds;
+}
+
+function loopbackTargets(env: NodeJS.ProcessEnv): LoopbackTargets {
+  return { servicePorts: portList(env, 'SERVICE_PORTS') ?? [], allowedPorts: portList(env, 'LOOPBACK_TARGET_PORTS') };
+}
+
+/** A comma-separated list of port numbers, e.g. "4000,4001". */
+function portList(env: NodeJS.ProcessEnv, name: string): number[] | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const ports = raw.split(',').map((part) => part.trim());
+  if (ports.some((port) => !/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)) {
+    throw new ConfigurationError(`${name} must be comma-separated port numbers from 1 to 65535 (e.g. "4000,4001"), got '${raw}'`);
+  }
+  return ports.map(Number);
+}
+
+/**
+ * The account's webhooks are counted in one item with an entry each (lib/store/account-usage.ts), about
+ * 100 bytes: 3 000 of them keep it well under DynamoDB's 400 KB item limit.
+ */
+export const MAX_WEBHOOKS_PER_ACCOUNT_LIMIT = 3_000;
+
+function accountLimits(env: NodeJS.ProcessEnv, stage: AccountLimits): AccountLimits {
+  const override = positiveNumber(env, 'MAX_WEBHOOKS_PER_ACCOUNT');
+  const webhooksPerAccount = override ?? stage.webhooksPerAccount;
+  if (webhooksPerAccount > MAX_WEBHOOKS_PER_ACCOUNT_LIMIT) {
+    const source = override === undefined ? "the stage's accountLimits.webhooksPerAccount" : 'MAX_WEBHOOKS_PER_ACCOUNT';
+    throw new ConfigurationError(`${source} must be at most ${MAX_WEBHOOKS_PER_ACCOUNT_LIMIT}, got ${webhooksPerAccount}`);
+  }
+  return {
+    webhooksPerAccount,
+    addressesPerAccount: positiveNumber(env, 'MAX_ADDRESSES_PER_ACCOUNT') ?? stage.addressesPerAccount,
+    testNotificationsPerMinute: positiveNumber(env, 'MAX_TEST_NOTIFICATIONS_PER_MINUTE') ?? stage.testNotificationsPerMinute,
+    recoversPerMinute: positiveNumber(env, 'MAX_RECOVERS_PER_MINUTE') ?? stage.recoversPerMinute,
+    testNotificationsPerMinutePerAccount:
+      positiveNumber(env, 'MAX_TEST_NOTIFICATIONS_PER_MINUTE_PER_ACCOUNT') ?? stage.testNotificationsPerMinutePerAccount,
+    recoversPerMinutePerAccount: positiveNumber(env, 'MAX_RECOVERS_PER_MINUTE_PER_ACCOUNT') ?? stage.recoversPerMinutePerAccount,
   };
 }
 

@@ -21,7 +21,11 @@ export interface StageSettings {
   usagePlans: Record<UsagePlanName, UsagePlanSettings>;
   /** Plan a new API key is attached to. */
   defaultUsagePlan: UsagePlanName;
-  /** How long a resolved API key is trusted without asking the table again. */
+  /**
+   * How long a resolved API key is trusted without asking the table again: the longest a revoked
+   * key keeps working. 60 s in every stage, prod included; each key costs one GetItem a minute per
+   * cache, little against letting a leaked key work for longer.
+   */
   authorizerCacheTtlSeconds: number;
   logRetentionDays: number;
   lambdaMemoryMb: number;
@@ -29,11 +33,34 @@ export interface StageSettings {
   lambdaTimeoutSeconds: number;
   /** Watched addresses: how many one webhook may have, and how many one call may add or remove. */
   addressLimits: { perWebhook: number; perCall: number };
+  /** What one account may hold and how often it may call the operations that send at once (docs/limits.md). */
+  accountLimits: AccountLimits;
   /** Timeout of the background function that purges deleted webhooks and completes interrupted address changes. */
   maintenanceTimeoutSeconds: number;
   delivery: DeliverySettings;
   /** Chains (of KNOWN_CHAINS) a follower function follows on AWS, each with its RPC URL in a secret. */
   followedChains: string[];
+  /**
+   * Opt-in: a WAF web ACL on the API's stage that blocks (429) a client IP address sending more than
+   * `rateLimitPer5Minutes` requests in 5 minutes, before the authorizer or any function runs. Off in
+   * every stage unless set here or with `-c wafRateLimitPer5Minutes=N` (infra/app.ts): WAF is billed per ACL and request.
+   */
+  waf?: { rateLimitPer5Minutes: number };
+}
+
+export interface AccountLimits {
+  /** Webhooks, active and inactive; one deleted for good frees its slot once its addresses are purged. At most 3 000. */
+  webhooksPerAccount: number;
+  /** Watched addresses in all of the account's webhooks together (an address in two webhooks counts twice). */
+  addressesPerAccount: number;
+  /** Test notifications one webhook may be sent in a minute. */
+  testNotificationsPerMinute: number;
+  /** Recover calls one webhook may take in a minute. */
+  recoversPerMinute: number;
+  /** Test notifications all of an account's webhooks together may be sent in a minute, new webhooks included. */
+  testNotificationsPerMinutePerAccount: number;
+  /** Recover calls all of an account's webhooks together may take in a minute. */
+  recoversPerMinutePerAccount: number;
 }
 
 /** How notifications are sent, retried and kept. */
@@ -82,6 +109,14 @@ const development: Omit<StageSettings, 'name'> = {
   lambdaMemoryMb: 512,
   lambdaTimeoutSeconds: 10,
   addressLimits: { perWebhook: 1_000_000, perCall: 10_000 },
+  accountLimits: {
+    webhooksPerAccount: 1_000,
+    addressesPerAccount: 5_000_000,
+    testNotificationsPerMinute: 10,
+    recoversPerMinute: 5,
+    testNotificationsPerMinutePerAccount: 60,
+    recoversPerMinutePerAccount: 30,
+  },
   maintenanceTimeoutSeconds: 300,
   delivery,
   followedChains: ['43114', '43113'],
@@ -91,7 +126,6 @@ const production: Omit<StageSettings, 'name'> = {
   ...development,
   production: true,
   allowHttpLocalhostUrls: false,
-  authorizerCacheTtlSeconds: 300,
   logRetentionDays: 90,
   lambdaMemoryMb: 1024,
 };

@@ -121,7 +121,7 @@ export async function attemptDelivery({ message, webhook, secrets }: Delivery, l
     body: message.body,
     headers,
     timeoutMs: Math.round(settings.attemptTimeoutSeconds * 1000),
-    allowLoopback: config.allowLoopbackTargets,
+    loopback: config.loopbackTargets,
   });
   const attempt: Attempt = {
     attemptedAt: startedAt,

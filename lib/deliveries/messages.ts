@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { webhookNotFound } from '../addresses/address-changes';
-import { BadRequest, Conflict, NotFound } from '../errors';
+import { BadRequest, Conflict, NotFound, webhookNotFound } from '../errors';
 import { pageTokenKey } from '../config/page-token-key';
 import { decodeDeliveryPageToken, encodeDeliveryPageToken } from '../page-token';
 import type {
@@ -14,8 +13,8 @@ import type {
   RecoverResult,
 } from '../schemas/deliveries';
 import type { Webhook } from '../schemas/webhook';
-import { logger } from '../logger';
-import { getMessage, NotificationTooLarge, putNewMessage, queryMessages, type Message, type MessageRef } from '../store/messages';
+import { countWebhookCall } from '../limits/call-rates';
+import { getMessage, isStorableBody, putNewMessage, queryMessages, type Message, type MessageRef } from '../store/messages';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
 import { queueAgainNow, queueDeliveries } from './queue';
@@ -28,19 +27,33 @@ export interface Notification {
   event: unknown;
   /** Given by callers that derive it (the chain follower); a new UUIDv7 otherwise. */
   messageId?: string;
+  /**
+   * The event to record, given a test of whether an event fits with any envelope: `event`, or one
+   * cut to fit (the chain follower: docs/chain-follower.md), which may answer once for every webhook
+   * an event goes to. Without it, a notification too large to store is an error.
+   */
+  fitted?: (fits: (event: unknown) => boolean) => unknown;
 }
+
+/**
+ * Left under the store's limits by a fitted event: envelopes differ only in their ids, of fixed
+ * length, so that an event that fits in one fits in any, whatever gzip makes of the ids.
+ */
+const ENVELOPE_SPARE_BYTES = 1024;
 
 /**
  * Records notifications for a webhook, each durably and before anything is sent, then queues them.
  * A notification recorded before (the same message id) is neither recorded nor queued again; one
- * too large to store is logged as an error and left out. Returns the recorded message ids.
+ * too large to store is recorded as its `fitted` event, else it is an error (NotificationTooLarge).
+ * Returns the recorded message ids.
  */
 export async function recordNotifications(account: string, webhookId: string, notifications: Notification[]): Promise<string[]> {
   const recorded: MessageRef[] = [];
   const ids: string[] = [];
   const now = Date.now();
-  for (const { eventType, event, messageId = uuidv7() } of notifications) {
-    const body = canonicalBody({ webhookId, eventType, messageId, event });
+  for (const { eventType, event, messageId = uuidv7(), fitted } of notifications) {
+    const bodyOf = (content: unknown) => canonicalBody({ webhookId, eventType, messageId, event: content });
+    const body = bodyOf(fitted ? fitted((content) => isStorableBody(bodyOf(content), ENVELOPE_SPARE_BYTES)) : event);
     const createdAt = uuidv7Time(messageId);
     const message: Message = {
       account,
@@ -56,13 +69,7 @@ export async function recordNotifications(account: string, webhookId: string, no
       sweepAt: now + sweepGraceMs(),
       attemptLog: [],
     };
-    try {
-      if (await putNewMessage(message)) recorded.push(message);
-    } catch (error) {
-      if (!(error instanceof NotificationTooLarge)) throw error;
-      logger.error('notification too large to record, left out', { account, webhookId, messageId, bytes: error.bytes, storedBytes: error.storedBytes });
-      continue;
-    }
+    if (await putNewMessage(message)) recorded.push(message);
     ids.push(messageId);
   }
   await queueDeliveries(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
@@ -86,6 +93,7 @@ function refuseInactive(webhook: Webhook, action: string): Webhook {
  */
 export async function sendTestNotification(account: string, id: string): Promise<QueuedMessage> {
   const webhook = await activeWebhook(account, id, 'send it a test notification');
+  await countWebhookCall(account, id, 'testNotification');
   const [messageId] = await recordNotifications(account, id, [{ eventType: webhook.eventType, event: testEvent(webhook) }]);
   return { messageId: messageId! };
 }
@@ -196,6 +204,7 @@ export const RECOVER_LIMIT = 1000;
 /** Queues every failed message of the webhook created since `since` again (at most RECOVER_LIMIT a call), each for one manual attempt. */
 export async function recoverFailedDeliveries(account: string, id: string, { since }: RecoverInput): Promise<RecoverResult> {
   await activeWebhook(account, id, 'recover its messages');
+  await countWebhookCall(account, id, 'recover');
   const failed = await queryMessages({ account, webhookId: id, status: 'failed', limit: RECOVER_LIMIT, fromId: idPrefixAt(since) });
   // gsi1 is eventually consistent on AWS: the requeue holds only for messages still failed.
   const requeued = await requeue(failed.filter((message) => message.status === 'failed' && message.createdAt >= since));

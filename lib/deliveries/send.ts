@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { guardedLookup, refusedAddressReason, TargetRefusedError, type Resolver } from './target-guard';
+import type { LoopbackTargets } from '../config/runtime';
+import { guardedLookup, refusedLiteralTargetReason, targetPort, TargetRefusedError, type Resolver } from './target-guard';
 
 export interface AttemptRequest {
   /** http: or https: */
@@ -13,7 +13,8 @@ export interface AttemptRequest {
   headers: Record<string, string>;
   /** The whole attempt: connecting, the response's headers and reading the part of its body we keep. */
   timeoutMs: number;
-  allowLoopback: boolean;
+  /** Absent: no loopback target at all. */
+  loopback?: LoopbackTargets;
   resolve?: Resolver;
 }
 
@@ -50,9 +51,8 @@ export async function sendAttempt(request: AttemptRequest): Promise<AttemptOutco
     return finished({ delivered: false, error: 'invalid URL' });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return finished({ delivered: false, error: `unsupported protocol ${url.protocol}` });
-  // Node skips `lookup` for IP literals; new URL() has already normalized odd forms (0x7f.1, 2130706433).
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const literalRefusal = isIP(host) ? refusedAddressReason(host, { allowLoopback: request.allowLoopback }) : undefined;
+  // Node skips `lookup` for IP literals.
+  const literalRefusal = refusedLiteralTargetReason(url, request.loopback);
   if (literalRefusal) return finished({ delivered: false, error: `target refused: ${literalRefusal}` });
   return new Promise((resolve) => exchange(url, request, (outcome) => resolve(finished(outcome))));
 }
@@ -81,7 +81,7 @@ function exchange(url: URL, request: AttemptRequest, settle: (outcome: Omit<Atte
       method: 'POST',
       headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
       agent: url.protocol === 'https:' ? httpsAgent : httpAgent,
-      lookup: guardedLookup({ allowLoopback: request.allowLoopback, resolve: request.resolve }),
+      lookup: guardedLookup({ port: targetPort(url), loopback: request.loopback, resolve: request.resolve }),
     });
   } catch (error) {
     return fail(error); // invalid header names or values are thrown here

@@ -1,6 +1,7 @@
 import { promises as dns } from 'node:dns';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type { LoopbackTargets } from '../config/runtime';
 
 /** Resolves a host name to every address it has (the guard vets all of them). */
 export type Resolver = (hostname: string) => Promise<{ address: string; family: 4 | 6 }[]>;
@@ -29,11 +30,12 @@ const NAT64_V6 = ipaddr.parse('64:ff9b::');
 const SIX_TO_FOUR_V6 = ipaddr.parse('2002::');
 
 /**
- * Why a receiver may not be reached at `ip`, or undefined when it is a public unicast address.
- * Webhook URLs are chosen by customers, so without this they could make us call our own network
- * (the instance metadata service, internal APIs).
+ * Why a receiver may not be reached at `ip` on `port`, or undefined when it is a public unicast
+ * address, or a loopback one that `loopback` allows. Webhook URLs are chosen by customers, so without
+ * this they could make us call our own network (the instance metadata service, internal APIs, the
+ * service's own store).
  */
-export function refusedAddressReason(ip: string, options: { allowLoopback: boolean }): string | undefined {
+export function refusedAddressReason(ip: string, port: number, loopback?: LoopbackTargets): string | undefined {
   let address: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     address = ipaddr.parse(ip);
@@ -43,13 +45,39 @@ export function refusedAddressReason(ip: string, options: { allowLoopback: boole
   const embedded = embeddedIPv4(address);
   if (embedded) {
     // Only a mapped address reaches this host's own loopback; through a translator it is not ours.
-    const reason = refusedAddressReason(embedded.address.toString(), { allowLoopback: options.allowLoopback && embedded.mapped });
+    const reason = refusedAddressReason(embedded.address.toString(), port, embedded.mapped ? loopback : undefined);
     return reason && `${reason} (in ${ip})`;
   }
   const range: string = address.range();
   if (range === 'unicast' && (address.kind() === 'ipv4' || address.match(GLOBAL_UNICAST_V6, 3))) return undefined;
-  if (range === 'loopback' && options.allowLoopback) return undefined;
+  if (range === 'loopback' && loopback) return refusedLoopbackPortReason(`loopback address ${ip}`, port, loopback);
   return `${RANGE_LABELS[range] ?? range} address ${ip}`;
+}
+
+/** Why a loopback `target` (an address, or localhost) may not be reached on `port`, when it may not. */
+function refusedLoopbackPortReason(target: string, port: number, { servicePorts, allowedPorts }: LoopbackTargets): string | undefined {
+  if (servicePorts.includes(port)) return `${target} port ${port}, one of the service's own ports`;
+  if (allowedPorts && !allowedPorts.includes(port)) {
+    return `${target} port ${port}, not one of the loopback ports allowed (${allowedPorts.join(', ')})`;
+  }
+  return undefined;
+}
+
+/** The port a request to `url` connects to. */
+export function targetPort(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+}
+
+/**
+ * Why `url` can never be a target, when its host is an IP literal (new URL() has already normalized
+ * odd forms: 0x7f.1, 2130706433), or `localhost` on a loopback port that is never allowed (the name
+ * is loopback by definition, RFC 6761); undefined for an allowed one and for any other name, which
+ * is vetted each time it is resolved.
+ */
+export function refusedLiteralTargetReason(url: URL, loopback?: LoopbackTargets): string | undefined {
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(host)) return refusedAddressReason(host, targetPort(url), loopback);
+  return host === 'localhost' && loopback ? refusedLoopbackPortReason('localhost', targetPort(url), loopback) : undefined;
 }
 
 /** The IPv4 address an IPv6 address stands for: IPv4-mapped, NAT64 (64:ff9b::/96) or 6to4. */
@@ -82,12 +110,12 @@ const systemResolver: Resolver = async (hostname) =>
  * A `lookup` for http.request / net.connect that resolves the host, refuses it when any of its
  * addresses is refused, and otherwise hands exactly the vetted addresses to the socket, so that a
  * second DNS answer (rebinding) cannot slip in between the check and the connect.
- * Hosts that are IP literals never reach a lookup: callers vet those with refusedAddressReason.
+ * Hosts that are IP literals never reach a lookup: callers vet those with refusedLiteralTargetReason.
  */
-export function guardedLookup(options: { allowLoopback: boolean; resolve?: Resolver }): LookupFunction {
+export function guardedLookup(options: { port: number; loopback?: LoopbackTargets; resolve?: Resolver }): LookupFunction {
   const resolve = options.resolve ?? systemResolver;
   return (hostname, lookupOptions, callback) => {
-    vettedAddresses(hostname, options.allowLoopback, resolve).then(
+    vettedAddresses(hostname, options.port, options.loopback, resolve).then(
       (addresses) => {
         const family = lookupOptions.family === 'IPv4' ? 4 : lookupOptions.family === 'IPv6' ? 6 : lookupOptions.family;
         const usable = family === 4 || family === 6 ? addresses.filter((address) => address.family === family) : addresses;
@@ -102,11 +130,11 @@ export function guardedLookup(options: { allowLoopback: boolean; resolve?: Resol
   };
 }
 
-async function vettedAddresses(hostname: string, allowLoopback: boolean, resolve: Resolver) {
+async function vettedAddresses(hostname: string, port: number, loopback: LoopbackTargets | undefined, resolve: Resolver) {
   const addresses = await resolve(hostname);
   if (addresses.length === 0) throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
   for (const { address } of addresses) {
-    const reason = refusedAddressReason(address, { allowLoopback });
+    const reason = refusedAddressReason(address, port, loopback);
     if (reason) throw new TargetRefusedError(hostname, reason);
   }
   return addresses;

@@ -1,8 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { tableName } from '../store/client';
-import { unlessConditionFails } from '../store/conditional-write';
-import { getItem, putItem, queryAllItems, updateItem, type Item } from '../store/items';
-import { accountKey, apiKeyAccountIndexKey, apiKeyKey, GSI1 } from '../store/table';
+import {
+  getApiKeyItem,
+  markApiKeyRevoked,
+  putAccountIfMissing,
+  putApiKeyItem,
+  queryAccountApiKeys,
+  type ApiKeyRecord,
+} from '../store/api-keys';
+
+export type { ApiKeyRecord } from '../store/api-keys';
 
 /**
  * API keys: 32 random bytes, shown once at creation; the table holds only their SHA-256. A fast
@@ -10,23 +16,24 @@ import { accountKey, apiKeyAccountIndexKey, apiKeyKey, GSI1 } from '../store/tab
  */
 const KEY_PREFIX = 'whk_';
 const KEY_BYTES = 32;
+/** What every key looks like: anything else is refused without reading the table. */
+const API_KEY_PATTERN = /^whk_[A-Za-z0-9_-]{43}$/;
+/** What `keys list` shows and `keys revoke` takes. */
+export const API_KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
 
 export const ACCOUNT_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-
-export interface ApiKeyRecord {
-  /** First 12 hex digits of the key's hash: names a key in listings without revealing it. */
-  keyId: string;
-  account: string;
-  createdAt: string;
-  revokedAt?: string;
-  /** On AWS: the API Gateway API key (same value) that puts the caller under a usage plan. */
-  apiGatewayKeyId?: string;
-  usagePlan?: string;
-}
 
 export interface ResolvedApiKey {
   account: string;
   keyId: string;
+  /** What API Gateway meters and throttles the caller under (the authorizer's usageIdentifierKey). */
+  usageIdentifier: string;
+}
+
+/** A key as it is made: the key for its holder, the usage identifier for API Gateway. */
+export interface NewApiKey {
+  key: string;
+  usageIdentifier: string;
 }
 
 export function hashApiKey(key: string): string {
@@ -38,18 +45,14 @@ const keyIdOf = (keyHash: string) => keyHash.slice(0, 12);
 /** The id a key is listed under: a prefix of its hash, safe to show and to name things after. */
 export const apiKeyId = (key: string) => keyIdOf(hashApiKey(key));
 
-async function createAccountIfMissing(account: string, now: string): Promise<void> {
-  await unlessConditionFails(
-    putItem({
-      TableName: tableName(),
-      Item: { ...accountKey(account), account, createdAt: now },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-}
+export const isApiKeyForm = (value: string) => API_KEY_PATTERN.test(value);
 
-export function generateApiKey(): string {
-  return KEY_PREFIX + randomBytes(KEY_BYTES).toString('base64url');
+/**
+ * The usage identifier is hex: API Gateway takes 20 to 128 characters as an API key's value, and
+ * hex leaves no doubt about which punctuation it accepts.
+ */
+export function generateApiKey(): NewApiKey {
+  return { key: KEY_PREFIX + randomBytes(KEY_BYTES).toString('base64url'), usageIdentifier: randomBytes(32).toString('hex') };
 }
 
 export function assertAccountName(account: string): void {
@@ -64,62 +67,57 @@ export function assertAccountName(account: string): void {
  */
 export async function createApiKey(
   account: string,
-  options: { key?: string; gateway?: { apiGatewayKeyId: string; usagePlan: string } } = {},
+  options: { generated?: NewApiKey; gateway?: { apiGatewayKeyId: string; usagePlan: string } } = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   assertAccountName(account);
   const createdAt = new Date().toISOString();
-  await createAccountIfMissing(account, createdAt);
-  const key = options.key ?? generateApiKey();
+  await putAccountIfMissing(account, createdAt);
+  const { key, usageIdentifier } = options.generated ?? generateApiKey();
   const keyHash = hashApiKey(key);
-  const record: ApiKeyRecord = { keyId: keyIdOf(keyHash), account, createdAt, ...options.gateway };
-  await putItem({
-    TableName: tableName(),
-    Item: { ...apiKeyKey(keyHash), ...apiKeyAccountIndexKey(account, createdAt), ...record },
-    ConditionExpression: 'attribute_not_exists(pk)',
-  });
+  const record: ApiKeyRecord = { keyId: keyIdOf(keyHash), account, createdAt, usageIdentifier, ...options.gateway };
+  await putApiKeyItem(keyHash, record);
   return { key, record };
 }
 
-/** The account a key belongs to, or undefined for a key that is unknown or revoked. */
+/** The account a key belongs to, or undefined for a key that is unknown, revoked or not of a key's form. */
 export async function resolveApiKey(key: string): Promise<ResolvedApiKey | undefined> {
-  const item = await getItem({ TableName: tableName(), Key: apiKeyKey(hashApiKey(key)) });
-  if (!item || item.revokedAt) return undefined;
-  return { account: item.account as string, keyId: item.keyId as string };
+  if (!isApiKeyForm(key)) return undefined;
+  const record = await getApiKeyItem(hashApiKey(key));
+  if (!record || record.revokedAt) return undefined;
+  // A key made before usage identifiers existed is its own API Gateway key's value.
+  return { account: record.account, keyId: record.keyId, usageIdentifier: record.usageIdentifier ?? key };
+}
+
+export interface Revocation {
+  record: ApiKeyRecord;
+  /** The key was revoked before this call; `record.revokedAt` is that first time. */
+  alreadyRevoked: boolean;
 }
 
 /**
  * Marks the key revoked (kept for the audit trail); a key already revoked keeps its first revocation
  * time. Undefined for an unknown key.
  */
-export async function revokeApiKey(key: string): Promise<{ record: ApiKeyRecord; alreadyRevoked: boolean } | undefined> {
+export async function revokeApiKey(key: string): Promise<Revocation | undefined> {
+  return revokeStoredKey(hashApiKey(key));
+}
+
+/** As revokeApiKey, for the key the account's listing shows under `keyId`: no need to hold the key. */
+export async function revokeApiKeyById(account: string, keyId: string): Promise<Revocation | undefined> {
+  const found = (await queryAccountApiKeys(account)).filter(({ record }) => record.keyId === keyId);
+  // Two keys of one account sharing 48 bits of hash: not to be expected, never to be guessed between.
+  if (found.length > 1) throw new Error(`Account '${account}' has ${found.length} keys with id ${keyId}: revoke the key itself`);
+  return found[0] && revokeStoredKey(found[0].keyHash);
+}
+
+async function revokeStoredKey(keyHash: string): Promise<Revocation | undefined> {
   const now = new Date().toISOString();
-  const before = await unlessConditionFails(
-    updateItem({
-      TableName: tableName(),
-      Key: apiKeyKey(hashApiKey(key)),
-      UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':now': now },
-      ReturnValues: 'ALL_OLD',
-    }),
-  );
+  const before = await markApiKeyRevoked(keyHash, now);
   if (!before) return undefined;
   const alreadyRevoked = before.revokedAt !== undefined;
-  return { record: toRecord(alreadyRevoked ? before : { ...before, revokedAt: now }), alreadyRevoked };
+  return { record: alreadyRevoked ? before : { ...before, revokedAt: now }, alreadyRevoked };
 }
 
 export async function listApiKeys(account: string): Promise<ApiKeyRecord[]> {
-  const { items } = await queryAllItems({
-    TableName: tableName(),
-    IndexName: GSI1.indexName,
-    KeyConditionExpression: '#pk = :pk',
-    ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
-    ExpressionAttributeValues: { ':pk': apiKeyAccountIndexKey(account, '').gsi1pk },
-  });
-  return items.map(toRecord);
-}
-
-function toRecord(item: Item): ApiKeyRecord {
-  const { keyId, account, createdAt, revokedAt, apiGatewayKeyId, usagePlan } = item as unknown as ApiKeyRecord;
-  return { keyId, account, createdAt, revokedAt, apiGatewayKeyId, usagePlan };
+  return (await queryAccountApiKeys(account)).map(({ record }) => record);
 }

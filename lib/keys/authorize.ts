@@ -25,8 +25,10 @@ function stageWideResource(methodArn: string): string {
 }
 
 /**
- * REQUEST authorizer: resolves the x-service-api-key header to its account. The key is returned as
- * `usageIdentifierKey`, so API Gateway meters and throttles the caller under that key's usage plan.
+ * REQUEST authorizer: resolves the x-service-api-key header to its account. The key's usage
+ * identifier is returned as `usageIdentifierKey`: API Gateway meters and throttles the caller under
+ * the usage plan of the API Gateway API key with that value. It is not the caller's key, except for
+ * a key made before usage identifiers existed, whose API Gateway key's value is the key itself.
  */
 export async function authorizeRequest(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
   const key = apiKeyFromHeaders(event.headers);
@@ -34,7 +36,7 @@ export async function authorizeRequest(event: APIGatewayRequestAuthorizerEvent):
   if (key === undefined || resolved === undefined) throw new Error(UNAUTHORIZED);
   return {
     principalId: resolved.account,
-    usageIdentifierKey: key,
+    usageIdentifierKey: resolved.usageIdentifier,
     policyDocument: {
       Version: '2012-10-17',
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWideResource(event.methodArn) }],

@@ -3,6 +3,7 @@ import { registry, toJSONSchema, type ZodType } from 'zod';
 import type { JSONSchema } from 'zod/v4/core';
 import { routeList, type Route } from '../routes';
 import { addressList } from '../schemas/addresses';
+import { chainInfo, chainList } from '../schemas/chains';
 import { deliveryDetail, deliveryList, queuedMessage, recoverResult } from '../schemas/deliveries';
 import { apiErrorBody } from '../schemas/error';
 import { addressActivityNotification } from '../schemas/notification';
@@ -29,6 +30,9 @@ const RESPONSE_SCHEMAS = {
   DeliveryDetail: deliveryDetail,
   QueuedMessage: queuedMessage,
   RecoverResult: recoverResult,
+  // The hosted Data API's names for them.
+  ListChainsResponse: chainList,
+  ChainInfo: chainInfo,
   AddressActivityNotification: addressActivityNotification,
 };
 
@@ -36,14 +40,14 @@ const RESPONSE_SCHEMAS = {
 const COMMON_ERROR_STATUSES = [400, 401, 403, 429, 500, 502, 503] as const;
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'The input is not allowed: the message names the parameter and what is allowed',
+  400: 'The input is not allowed, or would take the account past a limit (docs/limits.md): the message names the parameter or limit and what is allowed',
   401: `Missing or invalid API key in the ${API_KEY_HEADER} header`,
   403: 'The API key is not allowed to call this operation',
   404: "Not found in the caller's account",
   409: 'An attempt of the message is under way: retry once its outcome shows in the log',
   413: 'The request body is larger than the limit',
   415: 'The request body is not sent as application/json',
-  429: 'Too many requests: retry after the time in the Retry-After header',
+  429: "Too many requests for the key's throttle, or test notifications or recover calls for the webhook in a minute: retry after the time in the Retry-After header",
   500: 'An unexpected error; it has been logged under the x-request-id',
   502: 'The operation failed to answer (API Gateway); retry later',
   503: 'Temporarily unavailable: retry after the time in the Retry-After header',

@@ -53,12 +53,21 @@ export type DeliveryDetail = z.infer<typeof deliveryDetail>;
 export const queuedMessage = z.object({ messageId: z.string() });
 export type QueuedMessage = z.infer<typeof queuedMessage>;
 
+/**
+ * 10^12 ms is 2001-09-09, before any message; 10^12 s is 33 658 AD. So a `since` from 1 to 10^12 - 1
+ * is seconds sent by mistake, which as milliseconds would queue again every failed message.
+ */
+const SMALLEST_MILLISECONDS = 1e12;
+
 export const recoverBody = z.strictObject({
   since: z
     .number({ error: expected('must be a time in milliseconds since the epoch') })
-    .int({ error: 'must be a time in milliseconds since the epoch' })
-    .min(0, { error: 'must be a time in milliseconds since the epoch' })
-    .describe('Milliseconds since the Unix epoch: failed messages created since then are queued again'),
+    .int({ error: 'must be a time in milliseconds since the epoch', abort: true })
+    .min(0, { error: 'must be a time in milliseconds since the epoch', abort: true })
+    .refine((since) => since === 0 || since >= SMALLEST_MILLISECONDS, {
+      error: (issue) => `milliseconds since the epoch expected; ${String(issue.input)} looks like seconds (multiply by 1000), or send 0 for all`,
+    })
+    .describe('Milliseconds since the Unix epoch (0 for all): failed messages created since then are queued again'),
 });
 export type RecoverInput = z.infer<typeof recoverBody>;
 

@@ -1,5 +1,7 @@
+import { checksumAddress, type Address } from 'viem';
 import * as z from './zod';
 import { runtimeConfig } from '../config/runtime';
+import { refusedLiteralTargetReason } from '../deliveries/target-guard';
 
 /**
  * Error text for a field: "is required" when the field is absent, the given description otherwise.
@@ -16,9 +18,22 @@ function uniqueLowerCase(values: string[]): string[] {
 
 export const MAX_EVENT_SIGNATURES_PER_WEBHOOK = 100;
 
+/**
+ * Whether an address (0x and 40 hex digits) is all lower-case, all upper-case, or mixed-case with a
+ * matching EIP-55 checksum. A mixed-case spelling that does not match is almost always a typo.
+ */
+function checksumHoldsIfMixedCase(value: string): boolean {
+  const digits = value.slice(2);
+  if (digits === digits.toLowerCase() || digits === digits.toUpperCase()) return true;
+  return checksumAddress(value as Address) === value;
+}
+
 export const address = z
   .string({ error: expected('must be a string') })
-  .regex(/^0x[0-9a-fA-F]{40}$/, { error: 'must be 0x followed by 40 hexadecimal digits' });
+  .regex(/^0x[0-9a-fA-F]{40}$/, { error: 'must be 0x followed by 40 hexadecimal digits', abort: true })
+  .refine(checksumHoldsIfMixedCase, {
+    error: (issue) => `${String(issue.input)} has a mixed-case EIP-55 checksum that does not match; check it for a typo, or send it all lower-case`,
+  });
 
 export const eventSignature = z
   .string({ error: expected('must be a string') })
@@ -80,6 +95,12 @@ export const description = z
 
 export const flag = z.boolean({ error: expected('must be true or false') });
 
+/** A query parameter `true` or `false`, false when absent. */
+export const queryFlag = z
+  .enum(['true', 'false'], { error: "must be 'true' or 'false'" })
+  .transform((value) => value === 'true')
+  .default(false);
+
 const LOCAL_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
@@ -100,13 +121,15 @@ export const webhookUrl = z
   .string({ error: expected('must be a string') })
   .max(MAX_URL_LENGTH, { error: `must be at most ${MAX_URL_LENGTH} characters` })
   .meta({
-    description: 'https:// (and http://localhost on the local stage), without credentials; stored WHATWG-normalized',
+    description:
+      "https:// (and http://localhost on the local stage), without credentials; an IP literal host must be a public address (outside production, also a loopback port other than the service's own, as must localhost); stored WHATWG-normalized",
     examples: ['https://example.com/webhooks'],
   })
   .transform((value, ctx) => {
     const allowHttpLocalhost = runtimeConfig().stage.allowHttpLocalhostUrls;
-    const allowed = allowHttpLocalhost ? 'an https:// URL (or http://localhost)' : 'an https:// URL';
-    if (WHITESPACE_OR_CONTROL.test(value)) {
+    const allowed = `an absolute https:// URL${allowHttpLocalhost ? ' (or http://localhost)' : ''}, e.g. https://example.com/webhooks`;
+    // Text that is not a URL at all ("not a url") is told what a URL must be, not about its spaces.
+    if (WHITESPACE_OR_CONTROL.test(value) && SCHEME_AND_HOST.test(value.trim())) {
       ctx.addIssue({ code: 'custom', message: 'must not contain whitespace or control characters' });
       return z.NEVER;
     }
@@ -119,7 +142,13 @@ export const webhookUrl = z
     else if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not contain credentials' });
     else if (url.href.length > MAX_URL_LENGTH) {
       ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_URL_LENGTH} characters once normalized` });
-    } else return url.href;
+    } else {
+      // An IP literal or localhost that can never be a target is refused now; a name is vetted when it is resolved.
+      const { loopbackTargets } = runtimeConfig();
+      const refused = refusedLiteralTargetReason(url, loopbackTargets);
+      if (!refused) return url.href;
+      ctx.addIssue({ code: 'custom', message: `must point at a public address${loopbackTargets ? ' or an allowed loopback port' : ''}, not ${refused}` });
+    }
     return z.NEVER;
   });
 

@@ -97,9 +97,31 @@ export const activityLog = z.strictObject({
 });
 export type ActivityLog = z.infer<typeof activityLog>;
 
+const count = z.number().int().min(1);
+
+/** Not in the hosted API: what a notification too large to store whole, or of a transaction the node could not trace, left out (docs/chain-follower.md). */
+export const omittedParts = z.strictObject({
+  logs: count.optional(),
+  erc20Transfers: count.optional(),
+  erc721Transfers: count.optional(),
+  erc1155Transfers: count.optional(),
+  internalTransactions: count
+    .optional()
+    .describe('1 also when the node could not trace the transaction: its internal transactions are unknown, `internalTransactions` is []'),
+  accessList: count.optional(),
+  inputBytes: count.optional().describe('The bytes of the transaction input left out; `input` is then "0x"'),
+});
+export type OmittedParts = z.infer<typeof omittedParts>;
+
 export const addressActivityEvent = z.strictObject({
   transaction: addressActivityTransaction,
   logs: z.array(activityLog).optional().describe('Only when the webhook has includeLogs'),
+  omitted: omittedParts
+    .optional()
+    .describe(
+      'Not in the hosted API; only on a notification too large to store whole: how many of each list were left out, ' +
+        'the last logs first, then every list and the input; or on a transaction the node could not trace. Absent: nothing was left out',
+    ),
 });
 export type AddressActivityEvent = z.infer<typeof addressActivityEvent>;
 

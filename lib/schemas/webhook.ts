@@ -11,6 +11,7 @@ import {
   nextPageToken,
   pageSize,
   pageToken,
+  queryFlag,
   webhookId,
   webhookStatus,
   webhookUrl,
@@ -98,12 +99,7 @@ export function webhookChanges({ metadata, ...fields }: UpdateWebhookInput): Rec
 
 export const webhookPath = z.strictObject({ id: webhookId });
 
-export const deleteWebhookQuery = z.strictObject({
-  permanent: z
-    .enum(['true', 'false'], { error: "must be 'true' or 'false'" })
-    .transform((value) => value === 'true')
-    .default(false),
-});
+export const deleteWebhookQuery = z.strictObject({ permanent: queryFlag });
 export type DeleteWebhookQuery = z.infer<typeof deleteWebhookQuery>;
 
 export const listWebhooksQuery = z.strictObject({ pageToken, pageSize, status: webhookStatus.optional() });

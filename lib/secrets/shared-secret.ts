@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { NotFound } from '../errors';
 import type { SigningSecrets } from '../deliveries/signing';
-import type { SharedSecret } from '../schemas/shared-secret';
+import type { RotateSharedSecretQuery, SharedSecret } from '../schemas/shared-secret';
 import { tableName } from '../store/client';
 import { getItem, updateItem, type Item } from '../store/items';
 import { sharedSecretKey } from '../store/table';
@@ -10,17 +10,21 @@ const SECRET_BYTES = 32;
 
 /**
  * A new secret replaces the current one, which is kept as `previousSecret` with the time it was
- * replaced (delivery signs with both during a grace period). One UpdateItem does both: DynamoDB
+ * replaced (delivery signs with both during a grace period), or, with `endGracePeriod`, dropped along
+ * with any previous one: from then on only the new secret signs. One UpdateItem does it: DynamoDB
  * evaluates every operand against the item as it was before the update, so concurrent rotations
  * serialise and current/previous are never torn.
  */
-export async function generateOrRotateSharedSecret(account: string): Promise<SharedSecret> {
+export async function generateOrRotateSharedSecret(
+  account: string,
+  { endGracePeriod }: RotateSharedSecretQuery = { endGracePeriod: false },
+): Promise<SharedSecret> {
   const secret = randomBytes(SECRET_BYTES).toString('hex');
+  const previous = endGracePeriod ? ':none' : 'if_not_exists(currentSecret, :none)';
   await updateItem({
     TableName: tableName(),
     Key: sharedSecretKey(account),
-    UpdateExpression:
-      'SET previousSecret = if_not_exists(currentSecret, :none), previousReplacedAt = :now, currentSecret = :secret, currentCreatedAt = :now',
+    UpdateExpression: `SET previousSecret = ${previous}, previousReplacedAt = :now, currentSecret = :secret, currentCreatedAt = :now`,
     ExpressionAttributeValues: { ':none': null, ':secret': secret, ':now': Math.floor(Date.now() / 1000) },
   });
   return { secret };

@@ -1,7 +1,7 @@
 import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
-import { getItem, putItem, type Item } from './items';
-import { chainCheckpointKey, chainLeaseKey, tokenMetadataKey } from './table';
+import { deleteItem, getItem, putItem, queryAllItems, queryItems, type Item } from './items';
+import { chainCheckpointKey, chainHeadKey, chainLeaseKey, QUARANTINE_SORT_KEY_PREFIX, quarantinedBlockKey, tokenMetadataKey } from './table';
 
 /** A block the follower has finished: every notification of it is recorded. */
 export interface BlockRef {
@@ -17,18 +17,38 @@ export interface Checkpoint extends BlockRef {
 /** Enough to walk back over any reorganisation a followed chain may make below its confirmation depth. */
 export const RECENT_BLOCKS_KEPT = 256;
 
+/**
+ * The chain's checkpoint; none when never written, or when written without its block's hash (see
+ * getUnhashedCheckpoint): such a checkpoint cannot be checked against the chain.
+ */
 export async function getCheckpoint(chainId: string): Promise<Checkpoint | undefined> {
   const item = await getItem({ TableName: tableName(), Key: chainCheckpointKey(chainId), ConsistentRead: true });
-  if (!item) return undefined;
+  if (!item?.hash) return undefined;
   return { number: item.number, hash: item.hash, recent: (item.recent as [number, string][]).map(([number, hash]) => ({ number, hash })) };
 }
 
+/** A checkpoint written without its block's hash, by a follower that took a node's `null` for a block as an empty block. */
+export interface UnhashedCheckpoint {
+  number: number;
+  /** The blocks it kept without a hash: blocks taken as `null`, their notifications never recorded. */
+  unhashed: number[];
+}
+
+/** The chain's checkpoint when it was written without its block's hash; moveCheckpoint from `undefined` writes over it. */
+export async function getUnhashedCheckpoint(chainId: string): Promise<UnhashedCheckpoint | undefined> {
+  const item = await getItem({ TableName: tableName(), Key: chainCheckpointKey(chainId), ConsistentRead: true });
+  if (!item || item.hash) return undefined;
+  const recent = (item.recent ?? []) as [number, string?][];
+  return { number: item.number, unhashed: recent.filter(([, hash]) => !hash).map(([number]) => number) };
+}
+
 /**
- * Moves the checkpoint from `from` (absent: none yet) to `to`, only if it still is at `from`: two
+ * Moves the checkpoint from `from` (absent: none yet, see getCheckpoint) to `to`, only if it still is at `from`: two
  * followers that raced (a lease that ran out under a slow one) cannot move it past each other.
  * Returns whether it moved.
  */
-export function moveCheckpoint(chainId: string, from: Checkpoint | undefined, to: Checkpoint): Promise<boolean> {
+export async function moveCheckpoint(chainId: string, from: Checkpoint | undefined, to: Checkpoint): Promise<boolean> {
+  if (!to.hash || to.recent.some((block) => !block.hash)) throw new Error(`chain ${chainId}: a checkpoint without a block hash (block ${to.number}) is never stored`);
   const item: Item = {
     ...chainCheckpointKey(chainId),
     number: to.number,
@@ -46,7 +66,7 @@ export function moveCheckpoint(chainId: string, from: Checkpoint | undefined, to
             ExpressionAttributeNames: { '#number': 'number', '#hash': 'hash' },
             ExpressionAttributeValues: { ':number': from.number, ':hash': from.hash },
           }
-        : { ConditionExpression: 'attribute_not_exists(pk)' }),
+        : { ConditionExpression: 'attribute_not_exists(#hash)', ExpressionAttributeNames: { '#hash': 'hash' } }),
     }),
   );
 }
@@ -79,6 +99,21 @@ export async function releaseChainLease(chainId: string, holder: string): Promis
   );
 }
 
+/** The chain's head as its follower last saw it, and when (ms). */
+export interface ChainHead {
+  number: number;
+  seenAt: number;
+}
+
+export async function recordChainHead(chainId: string, head: ChainHead): Promise<void> {
+  await putItem({ TableName: tableName(), Item: { ...chainHeadKey(chainId), ...head } });
+}
+
+export async function getChainHead(chainId: string): Promise<ChainHead | undefined> {
+  const item = await getItem({ TableName: tableName(), Key: chainHeadKey(chainId) });
+  return item && { number: item.number, seenAt: item.seenAt };
+}
+
 export interface TokenMetadata {
   name: string;
   symbol: string;
@@ -92,4 +127,79 @@ export async function getTokenMetadata(chainId: string, address: string): Promis
 
 export async function putTokenMetadata(chainId: string, address: string, metadata: TokenMetadata): Promise<void> {
   await putItem({ TableName: tableName(), Item: { ...tokenMetadataKey(chainId, address), ...metadata } });
+}
+
+/** A block the follower went past without recording its notifications, after failing on it for a reason that does not go away. */
+export interface QuarantinedBlock {
+  number: number;
+  /** The block's hash as the follower fetched it; absent when the block itself could not be read. */
+  hash?: string;
+  /** The error's name and message, without the RPC URL. */
+  reason: string;
+  /** The attempts made before it was quarantined (or, after a failed retake, in all). */
+  attempts: number;
+  /** Milliseconds since the epoch. */
+  quarantinedAt: number;
+  /** Present when only this webhook's notifications of the block were not recorded (the others were). */
+  webhookId?: string;
+  /** The webhook's account, with `webhookId`. */
+  account?: string;
+}
+
+export async function putQuarantinedBlock(chainId: string, block: QuarantinedBlock): Promise<void> {
+  await putItem({ TableName: tableName(), Item: { ...quarantinedBlockKey(chainId, block.number, block.webhookId), ...block } });
+}
+
+/** The block's quarantine records: the whole block's, or one per webhook whose notifications of it were not recorded. */
+export async function quarantineRecordsOf(chainId: string, number: number): Promise<QuarantinedBlock[]> {
+  const key = quarantinedBlockKey(chainId, number);
+  const { items } = await queryAllItems({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': key.pk, ':prefix': key.sk },
+    ConsistentRead: true,
+  });
+  return items.map(toQuarantinedBlock);
+}
+
+const quarantinedBlocksQuery = (chainId: string) => ({
+  TableName: tableName(),
+  KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+  ExpressionAttributeValues: { ':pk': quarantinedBlockKey(chainId, 0).pk, ':prefix': QUARANTINE_SORT_KEY_PREFIX },
+});
+
+/** The chain's quarantined blocks, oldest first: the operator's full list. */
+export async function listQuarantinedBlocks(chainId: string): Promise<QuarantinedBlock[]> {
+  const { items } = await queryAllItems({ ...quarantinedBlocksQuery(chainId), ConsistentRead: true });
+  return items.map(toQuarantinedBlock);
+}
+
+/** What anyone may be shown of a quarantined block: never its reason, nor the webhook it failed on. */
+export type QuarantinedBlockShown = Pick<QuarantinedBlock, 'number' | 'hash' | 'quarantinedAt'>;
+
+/**
+ * How many blocks the chain has quarantined, and the newest `limit` of them, newest first, once each
+ * (a block may have a record per webhook). One query of `limit` records while there are no more.
+ */
+export async function newestQuarantinedBlocks(chainId: string, limit: number): Promise<{ count: number; newest: QuarantinedBlockShown[] }> {
+  const query = {
+    ...quarantinedBlocksQuery(chainId),
+    ScanIndexForward: false,
+    ProjectionExpression: '#number, #hash, quarantinedAt',
+    ExpressionAttributeNames: { '#number': 'number', '#hash': 'hash' },
+  };
+  const page = await queryItems({ ...query, Limit: limit });
+  const items = page.lastEvaluatedKey ? (await queryAllItems(query)).items : page.items;
+  const blocks = new Map<number, QuarantinedBlockShown>();
+  for (const { number, hash, quarantinedAt } of items) if (!blocks.has(number)) blocks.set(number, { number, ...(hash ? { hash } : {}), quarantinedAt });
+  return { count: blocks.size, newest: [...blocks.values()].slice(0, limit) };
+}
+
+export async function deleteQuarantinedBlock(chainId: string, number: number, webhookId?: string): Promise<void> {
+  await deleteItem({ TableName: tableName(), Key: quarantinedBlockKey(chainId, number, webhookId) });
+}
+
+function toQuarantinedBlock(item: Item): QuarantinedBlock {
+  const { number, hash, reason, attempts, quarantinedAt, webhookId, account } = item;
+  return { number, ...(hash ? { hash } : {}), reason, attempts, quarantinedAt, ...(webhookId ? { webhookId, account } : {}) };
 }

@@ -104,6 +104,21 @@ function storedBody(body: string): { body: string } | { bodyGzip: Uint8Array } {
   return { bodyGzip };
 }
 
+/** What gzip adds at most to a body that does not compress: its header, and 5 bytes a 64 KB block. */
+const GZIP_OVERHEAD_BYTES = 1024;
+
+/**
+ * Whether `putNewMessage` can store the body with `spareBytes` left under each limit. It is gzipped
+ * (as it would be stored) only when its size does not tell: over MAX_BODY_BYTES it never fits, and
+ * up to MAX_STORED_BODY_BYTES it always does.
+ */
+export function isStorableBody(body: string, spareBytes = 0): boolean {
+  const bytes = Buffer.byteLength(body) + spareBytes;
+  if (bytes > MAX_BODY_BYTES) return false;
+  if (bytes + GZIP_OVERHEAD_BYTES <= MAX_STORED_BODY_BYTES) return true;
+  return gzipSync(body).byteLength + spareBytes <= MAX_STORED_BODY_BYTES;
+}
+
 const MESSAGE_FIELDS = [
   'account', 'webhookId', 'messageId', 'eventType', 'createdAt', 'body', 'status', 'attempts', 'scheduledAttempts',
   'nextAttemptAt', 'sweepAt', 'claimedUntil', 'manual', 'waitingForActivation', 'attemptLog', 'expiresAt',

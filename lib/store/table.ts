@@ -7,6 +7,8 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * |-----------------|-----------------------|-------------------|-------------------------------------|--------------------|
  * | account         | ACCOUNT#<account>     | ACCOUNT           |                                     |                    |
  * | shared secret   | ACCOUNT#<account>     | SECRET            |                                     |                    |
+ * | account usage   | ACCOUNT#<account>     | USAGE             |                                     |                    |
+ * | account calls   | ACCOUNT#<account>     | CALLS             |                                     |                    |
  * | webhook         | ACCOUNT#<account>     | WEBHOOK#<id>      | ACCOUNT#<account>#WEBHOOKS#<status> | WEBHOOK#<id>       |
  * | API key         | APIKEY#<sha256 of key>| APIKEY            | ACCOUNT#<account>#APIKEYS           | APIKEY#<createdAt> |
  *
@@ -58,6 +60,15 @@ export const WEBHOOK_SORT_KEY_PREFIX = 'WEBHOOK#';
 export const accountKey = (account: string): TableKey => ({ pk: accountPartition(account), sk: 'ACCOUNT' });
 
 export const sharedSecretKey = (account: string): TableKey => ({ pk: accountPartition(account), sk: 'SECRET' });
+
+/** What the account holds (its webhooks and their addresses), counted for its limits. */
+export const accountUsageKey = (account: string): TableKey => ({ pk: accountPartition(account), sk: 'USAGE' });
+
+/**
+ * The account's windows of calls per minute (all its webhooks together): apart from the usage item,
+ * which is large, because every write is billed by the size of the whole item.
+ */
+export const accountCallWindowsKey = (account: string): TableKey => ({ pk: accountPartition(account), sk: 'CALLS' });
 
 /** The id of the webhook (or purge job) whose sort key this is. */
 export const webhookIdOfSortKey = (sk: string) => sk.slice(WEBHOOK_SORT_KEY_PREFIX.length);
@@ -140,8 +151,16 @@ export const inactiveWebhooksPartition = (chainId: string) => `CHAIN#${chainId}#
 const chainPartition = (chainId: string) => `CHAIN#${chainId}`;
 export const chainCheckpointKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'CHECKPOINT' });
 export const chainLeaseKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'LEASE' });
+/** The chain's head as its follower last saw it: what GET /v1/chains shows beside the checkpoint. */
+export const chainHeadKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'HEAD' });
 /** A token's name, symbol and decimals, read from the chain once. */
 export const tokenMetadataKey = (chainId: string, address: string): TableKey => ({ pk: chainPartition(chainId), sk: `TOKEN#${address.toLowerCase()}` });
+export const QUARANTINE_SORT_KEY_PREFIX = 'QUARANTINE#';
+/** A block the follower went past without recording it, or one webhook's notifications of it: in block order under its chain. */
+export const quarantinedBlockKey = (chainId: string, number: number, webhookId?: string): TableKey => ({
+  pk: chainPartition(chainId),
+  sk: `${QUARANTINE_SORT_KEY_PREFIX}${String(number).padStart(15, '0')}${webhookId ? `#${webhookId}` : ''}`,
+});
 
 const webhookMessagesPartition = (account: string, webhookId: string) => `${webhookAddressesPartition(account, webhookId)}#MESSAGES`;
 
@@ -190,7 +209,12 @@ export function messageRefOfKey(key: TableKey): { account: string; webhookId: st
   return { account: account!, webhookId: webhookId!, messageId: key.sk.slice(MESSAGE_SORT_KEY_PREFIX.length) };
 }
 
-export const apiKeyKey = (keyHash: string): TableKey => ({ pk: `APIKEY#${keyHash}`, sk: 'APIKEY' });
+const API_KEY_PARTITION_PREFIX = 'APIKEY#';
+
+export const apiKeyKey = (keyHash: string): TableKey => ({ pk: `${API_KEY_PARTITION_PREFIX}${keyHash}`, sk: 'APIKEY' });
+
+/** The key's SHA-256 (hex), from its item's partition key. */
+export const apiKeyHashOfPartition = (pk: string) => pk.slice(API_KEY_PARTITION_PREFIX.length);
 
 export const apiKeyAccountIndexKey = (account: string, createdAt: string) => ({
   gsi1pk: `${accountPartition(account)}#APIKEYS`,

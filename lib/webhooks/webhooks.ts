@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { pageTokenKey } from '../config/page-token-key';
-import { webhookNotFound } from '../addresses/address-changes';
+import { webhookNotFound } from '../errors';
 import { decodePageToken, encodePageToken } from '../page-token';
 import {
   webhookChanges,
@@ -12,14 +12,17 @@ import {
   type WebhookList,
 } from '../schemas/webhook';
 import { storeNewWebhook } from '../addresses/addresses';
+import { assertChainFollowed } from '../chains/followed-chains';
 import { requestResume } from '../deliveries/resume';
 import { deleteWebhookPermanently } from '../addresses/purge';
+import { countNewWebhook, uncountUnstoredWebhook } from '../limits/account-limits';
 import { uuidv7Time } from '../uuid';
 import { getWebhookItem, queryWebhooks, toWebhook, updateWebhookItem } from '../store/webhooks';
 
 const notFound = webhookNotFound;
 
 export async function createWebhook(account: string, input: CreateWebhookInput): Promise<Webhook> {
+  assertChainFollowed(input.chainId);
   // The id and createdAt come from one clock reading, so id order and createdAt order never disagree.
   const id = uuidv7();
   const webhook: Webhook = {
@@ -35,7 +38,12 @@ export async function createWebhook(account: string, input: CreateWebhookInput):
     includeInternalTxs: input.includeInternalTxs,
     includeLogs: input.includeLogs,
   };
-  return storeNewWebhook(account, webhook, input.metadata.addresses);
+  await countNewWebhook(account, id, input.metadata.addresses.length);
+  return storeNewWebhook(account, webhook, input.metadata.addresses).catch(async (error: unknown) => {
+    // Should this fail too, the count is dropped as a leftover when it would refuse a creation.
+    await uncountUnstoredWebhook(account, id).catch(() => undefined);
+    throw error;
+  });
 }
 
 export async function getWebhook(account: string, id: string): Promise<Webhook> {

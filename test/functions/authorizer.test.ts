@@ -1,39 +1,16 @@
 import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { handler } from '../../functions/authorizer';
-import { createApiKey, hashApiKey, listApiKeys, revokeApiKey } from '../../lib/keys/api-keys';
+import { stageSettings } from '../../lib/config/stages';
+import { createApiKey, generateApiKey, hashApiKey, listApiKeys, revokeApiKey, revokeApiKeyById } from '../../lib/keys/api-keys';
+import { putApiKeyItem } from '../../lib/store/api-keys';
 import { dynamoDb, tableName } from '../../lib/store/client';
+import { authorizerEvent, keyHeader, methodArn, STAGE_ARN } from '../support/authorizer-event';
 import { useEmbeddedStore } from '../support/embedded-store';
 import { randomAccount } from '../support/factories';
 
 useEmbeddedStore();
 const context = {} as Context;
-
-const STAGE_ARN = 'arn:aws:execute-api:us-east-1:123456789012:abcdef123/prod';
-const methodArn = (method = 'GET', path = '/v1/webhooks') => `${STAGE_ARN}/${method}${path}`;
-
-/** A REQUEST authorizer event as API Gateway sends it, with the given headers. */
-function authorizerEvent(
-  headers: Record<string, string> | null,
-  arn = methodArn(),
-): APIGatewayRequestAuthorizerEvent {
-  return {
-    type: 'REQUEST',
-    methodArn: arn,
-    resource: '/v1/webhooks',
-    path: '/v1/webhooks',
-    httpMethod: 'GET',
-    headers,
-    multiValueHeaders: headers && Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
-    pathParameters: null,
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    stageVariables: null,
-    requestContext: { stage: 'prod', apiId: 'abcdef123' },
-  } as unknown as APIGatewayRequestAuthorizerEvent;
-}
-
-const keyHeader = (key: string) => ({ 'x-service-api-key': key, accept: 'application/json' });
 
 async function newKey(account = randomAccount()) {
   const { key, record } = await createApiKey(account);
@@ -41,18 +18,37 @@ async function newKey(account = randomAccount()) {
 }
 
 describe('authorizer handler', () => {
-  it('allows a valid key with a policy covering the whole stage, the account as principal and context, and the key for usage', async () => {
+  it("allows a valid key with a policy covering the whole stage, the account as principal and context, and the key's usage identifier", async () => {
     const { account, key, record } = await newKey();
     const result = await handler(authorizerEvent(keyHeader(key)), context);
+    expect(record.usageIdentifier).toMatch(/^[0-9a-f]{64}$/);
     expect(result).toEqual({
       principalId: account,
-      usageIdentifierKey: key,
+      usageIdentifierKey: record.usageIdentifier,
       policyDocument: {
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: `${STAGE_ARN}/*` }],
       },
       context: { accountId: account, keyId: record.keyId },
     });
+  });
+
+  it('names each key to API Gateway by its own usage identifier, never by the key or its hash', async () => {
+    const [first, second] = await Promise.all([newKey(), newKey()]);
+    const usage = [first!, second!].map(async ({ key }) => (await handler(authorizerEvent(keyHeader(key)), context)).usageIdentifierKey);
+    const [firstUsage, secondUsage] = await Promise.all(usage);
+    expect(firstUsage).not.toBe(secondUsage);
+    for (const { key } of [first!, second!]) {
+      expect([firstUsage, secondUsage]).not.toContain(key);
+      expect(firstUsage).not.toContain(hashApiKey(key).slice(0, 12));
+    }
+  });
+
+  it('names a key stored before usage identifiers existed by the key itself, as its API Gateway key was made', async () => {
+    const { key } = generateApiKey();
+    const account = randomAccount();
+    await putApiKeyItem(hashApiKey(key), { keyId: hashApiKey(key).slice(0, 12), account, createdAt: new Date().toISOString(), apiGatewayKeyId: 'gw-old' });
+    expect(await handler(authorizerEvent(keyHeader(key)), context)).toMatchObject({ principalId: account, usageIdentifierKey: key });
   });
 
   it('gives the same stage-wide resource whichever method and path was called', async () => {
@@ -142,8 +138,14 @@ describe('API keys', () => {
     const records = await listApiKeys(account);
     expect([...records].sort((a, b) => a.keyId.localeCompare(b.keyId))).toEqual(
       [
-        { keyId: kept.record.keyId, account, createdAt: kept.record.createdAt },
-        { keyId: revoked.record.keyId, account, createdAt: revoked.record.createdAt, revokedAt: expect.any(String) },
+        { keyId: kept.record.keyId, account, createdAt: kept.record.createdAt, usageIdentifier: kept.record.usageIdentifier },
+        {
+          keyId: revoked.record.keyId,
+          account,
+          createdAt: revoked.record.createdAt,
+          usageIdentifier: revoked.record.usageIdentifier,
+          revokedAt: expect.any(String),
+        },
       ].sort((a, b) => a.keyId.localeCompare(b.keyId)),
     );
     expect(records.find((record) => record.revokedAt)?.revokedAt).toBe(revokedRecord?.record.revokedAt);
@@ -176,6 +178,26 @@ describe('API keys', () => {
     const second = await revokeApiKey(key);
     expect(first).toEqual({ record: expect.objectContaining({ revokedAt: expect.any(String) }), alreadyRevoked: false });
     expect(second).toEqual({ record: expect.objectContaining({ revokedAt: first?.record.revokedAt }), alreadyRevoked: true });
+  });
+
+  it('revokes by the id the listing shows, only within the account it names', async () => {
+    const { account, key, record } = await newKey();
+    const { key: otherKey } = await newKey(account);
+    expect(await revokeApiKeyById(randomAccount(), record.keyId)).toBeUndefined();
+    expect((await handler(authorizerEvent(keyHeader(key)), context)).principalId).toBe(account);
+    expect(await revokeApiKeyById(account, record.keyId)).toEqual({ record: expect.objectContaining({ keyId: record.keyId, revokedAt: expect.any(String) }), alreadyRevoked: false });
+    await expect(handler(authorizerEvent(keyHeader(key)), context)).rejects.toThrow(new Error('Unauthorized'));
+    expect((await handler(authorizerEvent(keyHeader(otherKey)), context)).principalId).toBe(account);
+    expect(await revokeApiKeyById(account, record.keyId)).toEqual({ record: expect.objectContaining({ keyId: record.keyId }), alreadyRevoked: true });
+  });
+
+  it('returns undefined when revoking by an id the account has no key under', async () => {
+    const { account } = await newKey();
+    expect(await revokeApiKeyById(account, '000000000000')).toBeUndefined();
+  });
+
+  it.each(['local', 'dev', 'prod'])('trusts a resolved key for at most 60 s in stage %s (how long a revoked key may still work)', (stage) => {
+    expect(stageSettings(stage).authorizerCacheTtlSeconds).toBeLessThanOrEqual(60);
   });
 
   it('refuses an account name that is not lower-case letters, digits, - or _', async () => {

@@ -109,7 +109,18 @@ describe('on AWS', () => {
 });
 
 it('never allows loopback targets on Lambda, nor in production', () => {
-  expect(readRuntimeConfig({ STAGE: 'dev' }).allowLoopbackTargets).toBe(true);
-  expect(readRuntimeConfig({ STAGE: 'dev', AWS_LAMBDA_FUNCTION_NAME: 'webhooks-dev-dispatch' }).allowLoopbackTargets).toBe(false);
-  expect(readRuntimeConfig({ STAGE: 'prod' }).allowLoopbackTargets).toBe(false);
+  expect(readRuntimeConfig({ STAGE: 'dev' }).loopbackTargets).toEqual({ servicePorts: [] });
+  expect(readRuntimeConfig({ STAGE: 'dev', AWS_LAMBDA_FUNCTION_NAME: 'webhooks-dev-dispatch' }).loopbackTargets).toBeUndefined();
+  expect(readRuntimeConfig({ STAGE: 'prod', LOOPBACK_TARGET_PORTS: '4000' }).loopbackTargets).toBeUndefined();
+});
+
+it("reads the service's own ports and the loopback ports allowed, and refuses a list that is not ports", () => {
+  expect(readRuntimeConfig({ STAGE: 'local', SERVICE_PORTS: '3000,8000', LOOPBACK_TARGET_PORTS: ' 4000, 4001' }).loopbackTargets).toEqual({
+    servicePorts: [3000, 8000],
+    allowedPorts: [4000, 4001],
+  });
+  expect(() => readRuntimeConfig({ STAGE: 'local', LOOPBACK_TARGET_PORTS: '4000,http' })).toThrow(
+    "LOOPBACK_TARGET_PORTS must be comma-separated port numbers from 1 to 65535 (e.g. \"4000,4001\"), got '4000,http'",
+  );
+  expect(() => readRuntimeConfig({ STAGE: 'local', LOOPBACK_TARGET_PORTS: '70000' })).toThrow(/LOOPBACK_TARGET_PORTS must be/);
 });

@@ -3,12 +3,14 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import type { Context } from 'aws-lambda';
 import { handler } from '../../functions/follow-chain';
+import { handler as quarantinedBlocksHandler } from '../../functions/quarantined-blocks';
 import { createWebhookBody } from '../../lib/schemas/webhook';
-import { getCheckpoint } from '../../lib/store/chains';
+import { getCheckpoint, listQuarantinedBlocks } from '../../lib/store/chains';
 import { getItem } from '../../lib/store/items';
 import { tableName } from '../../lib/store/client';
 import { chainLeaseKey } from '../../lib/store/table';
 import { createWebhook } from '../../lib/webhooks/webhooks';
+import { breakWebhookRecording } from '../support/broken-webhook';
 import { useDevChain } from '../support/dev-chain';
 import { useEmbeddedStore } from '../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../support/factories';
@@ -50,3 +52,32 @@ test('follows the chain until shortly before its timeout, records and queues wha
   // The RPC URL came from the secret, read once.
   expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
 }, 30_000);
+
+test("a webhook whose notifications keep failing is quarantined alone (another account's in the same block is notified), counted in the ChainBlocksQuarantined metric, and the operator function lists and retakes it", async () => {
+  const to = randomAddress();
+  const [webhook, sound] = await Promise.all(
+    [0, 1].map(() => createWebhook(randomAccount(), createWebhookBody.parse(webhookInput({ chainId: '43114', metadata: { addresses: [to] } })))),
+  );
+  const repair = await breakWebhookRecording(webhook!.id);
+  const receipt = await chain.send({ from: await chain.fundedAddress(), to, value: 1n });
+  const stdout = captureStdout();
+  await handler({}, { getRemainingTimeInMillis: () => 20_000 } as unknown as Context).finally(stdout.restore);
+  expect(await listQuarantinedBlocks('43114')).toEqual([expect.objectContaining({ number: Number(receipt.blockNumber), hash: receipt.blockHash, webhookId: webhook!.id })]);
+  const notified = sqs.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries!.map((entry) => JSON.parse(entry.MessageBody!)));
+  expect(notified).toEqual([expect.objectContaining({ webhookId: sound!.id })]);
+  expect((await getCheckpoint('43114'))!.number).toBeGreaterThanOrEqual(Number(receipt.blockNumber));
+  const metrics = stdout.text().split('\n').filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
+  expect(metrics.filter((metric) => metric.ChainBlocksQuarantined !== undefined)).toEqual([expect.objectContaining({ chainId: '43114', ChainBlocksQuarantined: 1 })]);
+
+  const number = Number(receipt.blockNumber);
+  const operator = (event: { retake?: unknown }) => quarantinedBlocksHandler(event, {} as Context);
+  expect(await operator({})).toEqual({ quarantined: [expect.objectContaining({ number, hash: receipt.blockHash, reason: expect.stringMatching(/^ValidationException/) })] });
+  await expect(operator({ retake: 'latest' })).rejects.toThrow('retake must be a block number, got "latest"');
+  await repair();
+  sqs.reset();
+  sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+  expect(await operator({ retake: number })).toEqual({ retaken: { number, hash: receipt.blockHash, notifications: 1 } });
+  const queued = sqs.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries!.map((entry) => JSON.parse(entry.MessageBody!)));
+  expect(queued).toEqual([expect.objectContaining({ webhookId: webhook!.id })]);
+  expect(await operator({})).toEqual({ quarantined: [] });
+}, 40_000);

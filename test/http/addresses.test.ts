@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { getAddress } from 'viem';
 import { findActiveWatchers } from '../../lib/addresses/watchers';
 import { queryWebhookAddresses } from '../../lib/store/addresses';
 import { randomAccount, randomAddress } from '../support/factories';
@@ -73,7 +74,7 @@ describe('PATCH /v1/webhooks/{id}/addresses (add)', () => {
   it('stores mixed-case addresses lower-case, counting two spellings of one address once', async () => {
     const { key, id, webhook } = await newWebhook();
     const [one, two] = randomAddresses(2) as [string, string];
-    const mixed = `0x${two.slice(2, 22).toUpperCase()}${two.slice(22)}`;
+    const mixed = getAddress(two);
     const response = await addresses.add(key, id, [upperCased(one), one, mixed]);
     expect(response.status).toBe(200);
     const expected = inAddressOrder([...webhook.metadata.addresses, one, two]);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { revokeApiKey } from '../../lib/keys/api-keys';
+import { generateApiKey, revokeApiKey } from '../../lib/keys/api-keys';
 import { randomAccount, webhookInput } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { expectError, type HttpResponse } from './support/expectations';
@@ -28,8 +28,19 @@ describe('authentication with x-service-api-key', () => {
   });
 
   it.each(operations)('answers %s %s with an unknown key with 401 and the message of a missing key', async (method, path, body) => {
-    const response = await api.call(method, path, { key: `whk_${randomUUID()}`, body });
+    const response = await api.call(method, path, { key: generateApiKey().key, body });
     expect(expectError(response, 401)).toBe(await missingKeyMessage());
+  });
+
+  it.each([
+    ['a UUID after the prefix', `whk_${randomUUID()}`],
+    ['a key one character short', generateApiKey().key.slice(0, -1)],
+    ['a key without its prefix', generateApiKey().key.slice(4)],
+    ['a bearer token', `Bearer ${generateApiKey().key}`],
+  ])('answers a value that cannot be a key (%s) with 401 and the message of a missing key', async (_, key) => {
+    const response = await api.call('GET', '/v1/webhooks', { key });
+    expect(expectError(response, 401)).toBe(await missingKeyMessage());
+    expect(JSON.stringify(response.body)).not.toContain(key);
   });
 
   it.each(operations)('answers %s %s with a revoked key with 401 and the message of a missing key', async (method, path, body) => {
@@ -86,7 +97,7 @@ describe('authentication with x-service-api-key', () => {
   });
 
   it('never shows an unknown or revoked key in the 401 body', async () => {
-    const unknown = `whk_${randomUUID()}`;
+    const unknown = generateApiKey().key;
     const revoked = await api.newAccountKey();
     await revokeApiKey(revoked);
     for (const key of [unknown, revoked]) {

@@ -127,19 +127,31 @@ describe('a test notification', () => {
     });
   });
 
-  it('carries signatures with the new and the previous secret after a rotation; x-signature uses the new one', async () => {
+  /** A test notification sent after the account's secret was rotated with `query`: its body, headers and both secrets. */
+  async function notifiedAfterRotation(query: string) {
     const target = await receiver();
     const { key, id, secret: previous } = await setUp(target.url);
-    const { body: rotated } = await client.call('POST', '/v1/webhooks:generateOrRotateSharedSecret', { key });
+    const { body: rotated } = await client.call('POST', `/v1/webhooks:generateOrRotateSharedSecret${query}`, { key });
     await sendTest(key, id);
     const [request] = await target.waitFor(1);
-    const headers = request!.headers as Record<string, string>;
+    return { rawBody: request!.body, headers: request!.headers as Record<string, string>, current: rotated.secret as string, previous: previous! };
+  }
+
+  it('carries signatures with the new and the previous secret after a rotation; x-signature uses the new one', async () => {
+    const { rawBody, headers, current, previous } = await notifiedAfterRotation('');
     expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
-    for (const secret of [rotated.secret, previous!]) {
-      expect(() => new StandardWebhook(standardWebhooksSecret(secret)).verify(request!.body, headers)).not.toThrow();
+    for (const secret of [current, previous]) {
+      expect(() => new StandardWebhook(standardWebhooksSecret(secret)).verify(rawBody, headers)).not.toThrow();
     }
-    expect(verifyNotification({ rawBody: request!.body, headers, secret: rotated.secret }).xSignature).toBe(true);
-    expect(verifyNotification({ rawBody: request!.body, headers, secret: previous! }).xSignature).toBe(false);
+    expect(verifyNotification({ rawBody, headers, secret: current }).xSignature).toBe(true);
+    expect(verifyNotification({ rawBody, headers, secret: previous }).xSignature).toBe(false);
+  });
+
+  it('carries only the new signature after a rotation with endGracePeriod=true', async () => {
+    const { rawBody, headers, current, previous } = await notifiedAfterRotation('?endGracePeriod=true');
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(1);
+    expect(verifyNotification({ rawBody, headers, secret: current })).toEqual({ xSignature: true, standardWebhooks: true });
+    expect(verifyNotification({ rawBody, headers, secret: previous })).toMatchObject({ xSignature: false, standardWebhooks: false });
   });
 
   it('of an inactive webhook is a 400 that says so', async () => {
@@ -324,6 +336,13 @@ describe('retry and recover', () => {
   ])('recover with %j is a 400 naming %s', async (body, field) => {
     const { key, id } = await setUp('http://127.0.0.1:9/hook');
     expectError(await client.call('POST', `/v1/webhooks/${id}/recover`, { key, body }), 400, field);
+  });
+
+  it('recover with since in seconds is a 400 that says the unit', async () => {
+    const { key, id } = await setUp('http://127.0.0.1:9/hook');
+    expect(expectError(await client.call('POST', `/v1/webhooks/${id}/recover`, { key, body: { since: 1795619000 } }), 400)).toBe(
+      'Invalid body field since: milliseconds since the epoch expected; 1795619000 looks like seconds (multiply by 1000), or send 0 for all',
+    );
   });
 
   it('retry while an attempt is under way is a 409: its outcome would overwrite the retry', async () => {

@@ -42,6 +42,8 @@ describe('a client generated from openapi.json (openapi-typescript + openapi-fet
     expect(rotated.response.status).toBe(201);
     const secret = await webhooks.GET('/v1/webhooks:getSharedSecret');
     expect(secret.data?.secret).toBe(rotated.data?.secret);
+    const chains = await webhooks.GET('/v1/chains');
+    expect(chains.data?.chains.map((chain) => chain.chainId)).toContain('43114');
 
     const address = randomAddress();
     const created = await webhooks.POST('/v1/webhooks', {

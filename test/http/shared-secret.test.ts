@@ -6,8 +6,8 @@ const api = webhooksApi(useLocalService());
 
 const SECRET_PATTERN = /^[0-9a-f]{64}$/;
 
-function rotate(key: string, body?: unknown) {
-  return api.call('POST', '/v1/webhooks:generateOrRotateSharedSecret', { key, body });
+function rotate(key: string, body?: unknown, query = '') {
+  return api.call('POST', `/v1/webhooks:generateOrRotateSharedSecret${query}`, { key, body });
 }
 
 function getSecret(key: string) {
@@ -61,6 +61,26 @@ describe('POST /v1/webhooks:generateOrRotateSharedSecret', () => {
     expect(second).toMatch(SECRET_PATTERN);
     expect(second).not.toBe(first);
     expect(await currentSecret(key)).toBe(second);
+  });
+
+  it.each(['?endGracePeriod=true', '?endGracePeriod=false'])('rotates with %s', async (query) => {
+    const key = await api.newAccountKey();
+    const first = (await rotate(key)).body.secret;
+    const response = await rotate(key, undefined, query);
+    expect(response.status).toBe(201);
+    expect(response.body.secret).toMatch(SECRET_PATTERN);
+    expect(response.body.secret).not.toBe(first);
+    expect(await currentSecret(key)).toBe(response.body.secret);
+  });
+
+  it.each([
+    ['?endGracePeriod=yes', "Invalid query parameter endGracePeriod: must be 'true' or 'false'"],
+    ['?endGrace=true', 'Unknown query parameter endGrace; allowed: endGracePeriod'],
+  ])('answers 400 to %s and leaves the secret unchanged', async (query, message) => {
+    const key = await api.newAccountKey();
+    const { secret } = (await rotate(key)).body;
+    expect(expectError(await rotate(key, undefined, query), 400)).toBe(message);
+    expect(await currentSecret(key)).toBe(secret);
   });
 
   it('answers 20 concurrent rotations each with 201, and then returns one of their secrets', async () => {

@@ -1,4 +1,4 @@
-import { randomAddress, randomEventSignature, webhookInput } from '../support/factories';
+import { randomAddress, randomChecksummedAddress, randomEventSignature, webhookInput, withChecksumTypo } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { expectError } from './support/expectations';
 import { webhooksApi } from './support/webhooks-api';
@@ -168,5 +168,47 @@ describe('PATCH /v1/webhooks/{id} validation', () => {
     const body = { description: 'd'.repeat(Math.ceil(1.1 * ONE_MIB)) };
     expectError(await api.patch(key, original.id as string, body), 413);
     expect(await api.get(key, original.id as string)).toEqual(original);
+  });
+});
+
+describe('addresses whose EIP-55 checksum does not hold', () => {
+  const checksumRefusal = (parameter: string, address: string) =>
+    `Invalid body field ${parameter}: ${address} has a mixed-case EIP-55 checksum that does not match; check it for a typo, or send it all lower-case`;
+
+  it('are a 400 on create naming the address and its index, and nothing is created', async () => {
+    const key = await api.newAccountKey();
+    const typo = withChecksumTypo(randomChecksummedAddress());
+    const body = webhookInput({ metadata: { addresses: [randomChecksummedAddress(), randomAddress(), typo] } });
+    expect(expectError(await api.call('POST', '/v1/webhooks', { key, body }), 400)).toBe(checksumRefusal('metadata.addresses[2]', typo));
+    await expectNothingListed(key);
+  });
+
+  it.each(['PATCH', 'DELETE'] as const)('are a 400 on %s /v1/webhooks/{id}/addresses, and the addresses are unchanged', async (method) => {
+    const key = await api.newAccountKey();
+    const watched = randomChecksummedAddress();
+    const { id } = await api.create(key, { metadata: { addresses: [watched] } });
+    const typo = withChecksumTypo(randomChecksummedAddress());
+    const response = await api.call(method, `/v1/webhooks/${id}/addresses`, { key, body: { addresses: [typo, watched] } });
+    expect(expectError(response, 400)).toBe(checksumRefusal('addresses[0]', typo));
+    expect((await api.get(key, id as string)).metadata).toMatchObject({ addresses: [watched.toLowerCase()] });
+  });
+
+  it('are accepted checksummed, all lower-case or all upper-case', async () => {
+    const key = await api.newAccountKey();
+    const checksummed = randomChecksummedAddress();
+    const created = await api.create(key, { metadata: { addresses: [checksummed, checksummed.toLowerCase(), `0x${checksummed.slice(2).toUpperCase()}`] } });
+    expect(created.metadata).toMatchObject({ addresses: [checksummed.toLowerCase()] });
+  });
+});
+
+describe('a url that is not a url', () => {
+  it.each([
+    ['create', (key: string) => api.call('POST', '/v1/webhooks', { key, body: webhookInput({ url: 'not a url' }) })],
+    ['update', async (key: string) => api.patch(key, (await api.create(key)).id as string, { url: 'not a url' })],
+  ])('is a 400 on %s saying it must be an absolute https:// URL', async (_, send) => {
+    const key = await api.newAccountKey();
+    expect(expectError(await send(key), 400)).toBe(
+      'Invalid body field url: must be an absolute https:// URL (or http://localhost), e.g. https://example.com/webhooks',
+    );
   });
 });

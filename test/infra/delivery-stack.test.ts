@@ -96,7 +96,7 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
     expect(sendStatements(statements)).toEqual([{ Effect: 'Allow', Action: 'sqs:SendMessage', Resource: queueArn }]);
   });
 
-  it('gives the queue URL and SendMessage only to the routes that queue deliveries, the two delivery functions and the chain followers', () => {
+  it('gives the queue URL and SendMessage only to the routes that queue deliveries, the two delivery functions, the chain followers and their quarantine functions', () => {
     for (const route of routeList) {
       const statements = statementsOf(resources, functionName(route.operationId));
       if (route.queuesDeliveries) {
@@ -108,7 +108,8 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
       }
     }
     const withQueueUrl = ofType(resources, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties.Environment?.Variables?.DELIVERY_QUEUE_URL);
-    expect(withQueueUrl).toHaveLength(routeList.filter((route) => route.queuesDeliveries).length + 2 + stage.followedChains.length);
+    // Per followed chain: its follower and the function that retakes its quarantined blocks.
+    expect(withQueueUrl).toHaveLength(routeList.filter((route) => route.queuesDeliveries).length + 2 + 2 * stage.followedChains.length);
     expect(queueUrlOf('dispatchDeliveries')).toEqual({ Ref: queueId });
     expect(queueUrlOf('sweepDeliveries')).toEqual({ Ref: queueId });
   });

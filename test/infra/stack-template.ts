@@ -1,6 +1,6 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { stageSettings } from '../../lib/config/stages';
+import { stageSettings, type StageSettings } from '../../lib/config/stages';
 import { WebhooksStack } from '../../infra/webhooks-stack';
 
 export type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
@@ -10,10 +10,10 @@ export interface Statement {
   Resource: unknown;
 }
 
-/** Synthesizes a stage without bundling the Lambdas (the cdk synth test bundles them for real). */
-export function synth(stageName: string) {
+/** Synthesizes a stage, with settings changed by `overrides`, without bundling the Lambdas (the cdk synth test bundles them for real). */
+export function synth(stageName: string, overrides: Partial<StageSettings> = {}) {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new WebhooksStack(app, `webhooks-${stageName}`, { stage: stageSettings(stageName) });
+  const stack = new WebhooksStack(app, `webhooks-${stageName}`, { stage: { ...stageSettings(stageName), ...overrides } });
   const template = Template.fromStack(stack);
   return { template, resources: template.toJSON().Resources as Resources };
 }

@@ -5,7 +5,8 @@ import { stageSettings } from '../../lib/config/stages';
 import { routeList } from '../../lib/routes';
 import { GSI1, GSI2, GSI3, tableDefinition } from '../../lib/store/table';
 import { gatewayResponses } from '../../infra/gateway-responses';
-import { DELIVERY_DISPATCH, DELIVERY_SWEEP, FOLLOW_CHAIN, MAINTENANCE } from '../../infra/webhooks-stack';
+import { FOLLOW_CHAIN, QUARANTINED_BLOCKS } from '../../infra/chain-followers';
+import { DELIVERY_DISPATCH, DELIVERY_SWEEP, MAINTENANCE } from '../../infra/webhooks-stack';
 import { actionsOf, ofType, synth, type Resources, type Statement } from './stack-template';
 
 /** "METHOD /path" for every method whose integration is a Lambda (not the 405 mocks). */
@@ -185,6 +186,7 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
       sweepDeliveries: DELIVERY_SWEEP.timeoutSeconds,
       dispatchDeliveries: undefined,
       ...Object.fromEntries(stage.followedChains.map((chainId) => [`followChain${chainId}`, FOLLOW_CHAIN.timeoutSeconds])),
+      ...Object.fromEntries(stage.followedChains.map((chainId) => [`quarantinedBlocks${chainId}`, QUARANTINED_BLOCKS.timeoutSeconds])),
     };
     const names = functions.filter((fn) => fn.Runtime === 'nodejs22.x').map((fn) => fn.FunctionName);
     expect(names.sort()).toEqual(
@@ -210,7 +212,7 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
       for (const action of actionsOf(statement)) expect(action).not.toMatch(/\*/);
     }
     const granted = tableStatements.map((statement) => actionsOf(statement).sort().join(',')).sort();
-    const specs = [...routeList, MAINTENANCE, DELIVERY_DISPATCH, DELIVERY_SWEEP, ...stage.followedChains.map(() => FOLLOW_CHAIN)];
+    const specs = [...routeList, MAINTENANCE, DELIVERY_DISPATCH, DELIVERY_SWEEP, ...stage.followedChains.flatMap(() => [FOLLOW_CHAIN, QUARANTINED_BLOCKS])];
     const expected = [
       ...specs.map((spec) => [...spec.tableActions].sort().join(',')),
       // The authorizer's, and the sweep's Query on its index.

@@ -22,7 +22,7 @@ it(
     expect(running.pids.background).not.toBe(running.pids.server);
     receiver = await startReceiver(() => ({ status: 200 }));
     const call = apiCaller(() => running!.url, readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim());
-    const created = await call('POST', '/v1/webhooks', { url: receiver.url, chainId: '43114', eventType: 'address_activity', metadata: { addresses: ['0x' + '22'.repeat(20)] } });
+    const created = await call('POST', '/v1/webhooks', { url: receiver.url, chainId: '31337', eventType: 'address_activity', metadata: { addresses: ['0x' + '22'.repeat(20)] } });
     expect(created.status).toBe(201);
     const sent = await call('POST', `/v1/webhooks/${created.body.id}/test`);
     expect(sent.status).toBe(202);

@@ -22,7 +22,7 @@ it(
     const dataDir = path.join(dataDirs(), 'data');
     const ports = { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()) };
     // Retries every 0.3 s: the kill finds messages waiting, being attempted and just recorded.
-    const env = { ...ports, DATA_DIR: dataDir, DELIVERY_RETRY_SCHEDULE: Array(50).fill('0.3').join(','), DELIVERY_TIMEOUT_SECONDS: '2' };
+    const env = { ...ports, DATA_DIR: dataDir, DELIVERY_RETRY_SCHEDULE: Array(50).fill('0.3').join(','), DELIVERY_TIMEOUT_SECONDS: '2', MAX_TEST_NOTIFICATIONS_PER_MINUTE: String(MESSAGES) };
     let accepting = false;
     receiver = await startReceiver(() => (accepting ? { status: 200 } : { status: 500 }));
 
@@ -31,7 +31,7 @@ it(
     const call = apiCaller(() => running!.url, key);
     const created = await call('POST', '/v1/webhooks', {
       url: receiver.url,
-      chainId: '43114',
+      chainId: '31337',
       eventType: 'address_activity',
       metadata: { addresses: ['0x' + '11'.repeat(20)] },
     });

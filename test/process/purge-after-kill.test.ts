@@ -39,7 +39,7 @@ it(
     const dataDir = path.join(dataDirs(), 'data');
     // The same ports for both runs, so that this process's store client (lib/store/client) reaches either.
     const ports = { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()) };
-    Object.assign(process.env, { DYNAMODB_PORT: ports.DYNAMODB_PORT, TABLE_NAME: TABLE });
+    Object.assign(process.env, { DYNAMODB_PORT: ports.DYNAMODB_PORT, DYNAMODB_CREDENTIAL_FILE: path.join(dataDir, 'store-credential'), TABLE_NAME: TABLE });
     delete process.env.DYNAMODB_ENDPOINT;
     // The first run's lease is short enough that the restart does not wait long for the killed run's purge
     // lease, and long enough that an add of 10 000 addresses renews it in time on a loaded machine.
@@ -53,7 +53,7 @@ it(
     expect(new Set(addresses).size).toBe(ADDRESSES);
     const created = await call('POST', '/v1/webhooks', {
       url: 'https://receiver.example.com/hooks',
-      chainId: '43114',
+      chainId: '31337',
       eventType: 'address_activity',
       metadata: { addresses: [addresses[0]] },
     });

@@ -45,13 +45,24 @@ describe("the README's curl session", () => {
       await server.stop('SIGTERM');
     }
     expect(result.code).toBe(0);
-    const [secret, secretAgain, first, second, page1, page2, got, patched, deactivated, reactivated, removed, gone, invalid, ...rest] =
+    const [secret, secretAgain, chains, first, second, page1, page2, got, patched, deactivated, reactivated, removed, gone, invalid, unfollowed, ...rest] =
       logLines(result.stdout);
     expect(rest).toEqual([]);
     expect(secret).toEqual({ secret: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(secretAgain).toEqual(secret);
+    expect(chains).toEqual({
+      chains: [
+        expect.objectContaining({
+          chainId: '31337',
+          chainName: 'Dev chain (anvil)',
+          rpcUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+          follower: expect.objectContaining({ quarantinedBlocks: { count: 0, newest: [] } }),
+        }),
+      ],
+    });
     expect(first).toMatchObject({ name: 'treasury', status: 'active', metadata: { addresses: ['0x71c7656ec7ab88b098defb751b7401b5f6d8976f'] } });
-    expect(second).toMatchObject({ chainId: '1', status: 'active' });
+    expect(first).toMatchObject({ chainId: '31337' });
+    expect(second).toMatchObject({ chainId: '31337', status: 'active' });
     expect(page1).toEqual({ webhooks: [second], nextPageToken: expect.any(String) });
     expect(page2).toEqual({ webhooks: [first] });
     expect(got).toEqual(first);
@@ -62,6 +73,11 @@ describe("the README's curl session", () => {
     expect(gone).toMatchObject({ statusCode: 404, error: 'Not Found' });
     expect(invalid).toEqual({
       message: 'Invalid query parameter pageSize: must be an integer from 1 to 100',
+      statusCode: 400,
+      error: 'Bad Request',
+    });
+    expect(unfollowed).toEqual({
+      message: 'Invalid body field chainId: chain 43114 is not followed by this service; followed chains: 31337 (GET /v1/chains lists them)',
       statusCode: 400,
       error: 'Bad Request',
     });

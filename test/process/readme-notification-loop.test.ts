@@ -41,13 +41,15 @@ it(
     const ports = { PORT: String(await freePort()), DYNAMODB_PORT: String(await freePort()), DEV_CHAIN_PORT: String(await freePort()) };
     const receiverPort = String(await freePort());
     running = await startNpmStart({ ...ports, DATA_DIR: dataDir });
+    // What the README says to export in every terminal for a server started with other variables.
+    const exported = { ...ports, DATA_DIR: dataDir };
     // The changes: the data directory and ports of the server under test, not .data, 3000 and 4000.
     const local = (block: string) =>
       block.replaceAll('.data/', `${dataDir}/`).replaceAll('127.0.0.1:3000', `127.0.0.1:${ports.PORT}`).replaceAll('127.0.0.1:4000', `127.0.0.1:${receiverPort}`);
-    receiver = bash(local(receiverBlock!).replace('npm run receiver --', `npm run receiver -- --port ${receiverPort}`), ports);
+    receiver = bash(local(receiverBlock!).replace('npm run receiver --', `npm run receiver -- --port ${receiverPort}`), exported);
     while (!receiver.output().includes('Receiving notifications at')) await new Promise((resolve) => setTimeout(resolve, 100));
 
-    const sender = bash(local(sendBlock!), ports);
+    const sender = bash(local(sendBlock!), exported);
     expect(await sender.exited).toBe(0);
     const transaction = /transaction (0x[0-9a-f]{64})/.exec(sender.output())![1]!;
     const deadline = Date.now() + 15_000;

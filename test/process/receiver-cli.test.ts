@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { canonicalBody, signatureHeaders, type SigningSecrets } from '../../lib/deliveries/signing';
+import { MAX_BODY_BYTES as MAX_NOTIFICATION_BYTES } from '../../lib/store/messages';
 import { useLocalService } from '../support/local-service';
 import { freePort } from '../support/npm-start';
 import { runScript, spawnScript } from '../support/processes';
@@ -10,6 +13,14 @@ import { useTempDir } from '../support/temp-dir';
 
 const CLI = 'infra/receiver-cli.ts';
 const randomSecret = () => randomBytes(32).toString('hex');
+const files = useTempDir('receiver-cli-');
+
+/** A file holding `text` as a user would keep a key or secret: readable by its owner only. */
+function fileHolding(text: string): string {
+  const file = path.join(files(), randomUUID());
+  writeFileSync(file, `${text}\n`, { mode: 0o600 });
+  return file;
+}
 
 interface Receiver {
   url: string;
@@ -68,6 +79,40 @@ async function deliver(receiver: Receiver, message: ReturnType<typeof notificati
   return { status: response.status, body: (await response.json()) as unknown };
 }
 
+/** POSTs `body` as given, with node:http (which sends header values as Latin-1 bytes, C1 controls included). */
+function post(url: string, body: Buffer | string | Buffer[], headers: OutgoingHttpHeaders = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', headers }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.once('end', () => resolve({ status: response.statusCode!, body: text }));
+    });
+    request.once('error', reject);
+    for (const part of Array.isArray(body) ? body : [body]) request.write(part);
+    request.end();
+  });
+}
+
+/** A stand-in for the service's GET /v1/webhooks:getSharedSecret on loopback, counting the fetches. */
+async function startSecretService(secret: string | undefined) {
+  let fetches = 0;
+  const server = createServer((_, response) => {
+    fetches += 1;
+    if (secret === undefined) response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"none yet","statusCode":404,"error":"Not Found"}');
+    else response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ secret }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    fetches: () => fetches,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** What would act on a terminal: controls other than line breaks and tabs, DEL, C1, bidirectional marks. */
+const ACTS_ON_A_TERMINAL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+
 const headerLine = (message: { messageId: string }, rest: string) => new RegExp(`^\\S+Z {2}${message.messageId} {2}address_activity {2}attempt ${rest}`, 'm');
 
 describe('the receiver CLI', () => {
@@ -83,18 +128,18 @@ describe('the receiver CLI', () => {
 
   it('answers 200 {"received":true} to a signed notification and prints it with both signatures ✓', async () => {
     const secret = randomSecret();
-    const receiver = await start(['--secret', secret]);
+    const receiver = await start(['--secret-file', fileHolding(secret)]);
     const message = notification();
     expect(await deliver(receiver, message, { current: secret })).toEqual({ status: 200, body: { received: true } });
     const output = await receiver.waitFor(headerLine(message, '1 {2}x-signature ✓ webhook-signature ✓ {2}→ 200$'));
     expect(output).toContain(JSON.stringify(JSON.parse(canonicalBody(message)), null, 2));
-    expect(output).toContain('Verifying signatures with the secret given by --secret.');
+    expect(output).toContain('Verifying signatures with the secret in --secret-file.');
     expect(output).not.toContain(secret);
   });
 
   it('with --fail 1, answers 500 to the first request, then 200, counting the attempts of one messageId', async () => {
     const secret = randomSecret();
-    const receiver = await start(['--secret', secret, '--fail', '1']);
+    const receiver = await start(['--secret-file', fileHolding(secret), '--fail', '1']);
     const message = notification();
     expect(await deliver(receiver, message, { current: secret })).toEqual({ status: 500, body: { received: false } });
     expect(await deliver(receiver, message, { current: secret })).toEqual({ status: 200, body: { received: true } });
@@ -104,7 +149,7 @@ describe('the receiver CLI', () => {
 
   it('prints ✗ with the reason for a bad signature, and still answers 200', async () => {
     const secret = randomSecret();
-    const receiver = await start(['--secret', secret]);
+    const receiver = await start(['--secret-file', fileHolding(secret)]);
     const tampered = notification();
     const tamper = (body: string) => body.replace('"value":"0"', '"value":"1"');
     expect((await deliver(receiver, tampered, { current: secret }, tamper)).status).toBe(200);
@@ -116,11 +161,43 @@ describe('the receiver CLI', () => {
     await receiver.waitFor(headerLine(otherSecret, '1 {2}x-signature ✗ webhook-signature ✗'));
   });
 
-  it('without --secret or --key, receives and prints, verification not checked', async () => {
+  it('escapes control characters and bidirectional marks that a sender put in the body or the headers', async () => {
+    const receiver = await start([]);
+    const message = { ...notification(), messageId: 'id\u001b[2J\r\u202eevil', eventType: 'type\u009b31m\u0085' };
+    expect((await deliver(receiver, message)).status).toBe(200);
+    await receiver.waitFor(/^\S+Z {2}id\\u001b\[2J\\u000d\\u202eevil {2}type\\u009b31m\\u0085 {2}attempt 1 /m);
+    // JSON.stringify escapes C0 controls itself; the bidirectional override is left to the receiver.
+    expect(receiver.output()).toContain('"messageId": "id\\u001b[2J\\r\\u202eevil"');
+
+    const raw = 'not JSON: \u001b]0;title\u0007 and \u001b[31mred\r\nline two\twith a tab \u2066isolated\u2069';
+    expect((await post(receiver.url, raw, { 'webhook-id': 'header\u009b2J', 'content-type': 'text/plain' })).status).toBe(200);
+    await receiver.waitFor(/^\S+Z {2}header\\u009b2J {2}\(no eventType\) {2}attempt 1 /m);
+    expect(receiver.output()).toContain('not JSON: \\u001b]0;title\\u0007 and \\u001b[31mred\\u000d\nline two\twith a tab \\u2066isolated\\u2069\n');
+    expect(receiver.output()).not.toMatch(ACTS_ON_A_TERMINAL);
+  });
+
+  it('answers 413 to a body over the largest notification, read or declared, and goes on receiving', async () => {
+    const receiver = await start([]);
+    const oneMiB = Buffer.alloc(1024 * 1024, 'a');
+    const over = Math.ceil(MAX_NOTIFICATION_BYTES / oneMiB.length) + 1;
+    // Chunked, without a length: the receiver counts what it reads.
+    expect(await post(receiver.url, Array.from({ length: over }, () => oneMiB))).toMatchObject({ status: 413 });
+    expect(await post(receiver.url, Buffer.concat(Array.from({ length: over }, () => oneMiB)), { 'webhook-id': 'declared' })).toMatchObject({ status: 413 });
+    await receiver.waitFor(/^\S+Z {2}declared {2}body over \d+ bytes: not read {2}→ 413$/m);
+    expect(receiver.output()).not.toContain('aaaa');
+
+    const largest = notification();
+    const padded = { ...largest, event: { padding: 'p'.repeat(MAX_NOTIFICATION_BYTES - canonicalBody({ ...largest, event: { padding: '' } }).length) } };
+    expect(Buffer.byteLength(canonicalBody(padded))).toBe(MAX_NOTIFICATION_BYTES);
+    expect((await deliver(receiver, padded)).status).toBe(200);
+    await receiver.waitFor(headerLine(largest, '1 {2}not checked'));
+  });
+
+  it('without --secret-file or --key-file, receives and prints, verification not checked', async () => {
     const receiver = await start([]);
     const message = notification();
     expect((await deliver(receiver, message)).status).toBe(200);
-    await receiver.waitFor(headerLine(message, '1 {2}not checked \\(no --secret or --key\\) {2}→ 200$'));
+    await receiver.waitFor(headerLine(message, '1 {2}not checked \\(no --secret-file or --key-file\\) {2}→ 200$'));
   });
 
   it('--help prints the usage and exits 0', async () => {
@@ -137,12 +214,15 @@ describe('the receiver CLI', () => {
     [['--key'], "Option '--key"],
     [['--bogus'], "Unknown option '--bogus'"],
     [['whk_positional'], 'unexpected argument: every argument is an --option'],
-    [['--secret', 'not-a-secret'], '--secret must be the shared secret: 64 hex characters'],
-    [['--secret', 'ab'.repeat(32), '--key', 'whk_x'], 'give --secret or --key, not both'],
-    [['--api', 'http://127.0.0.1:3000'], '--api is where the secret is fetched with --key: give --key or --key-file too'],
+    // A key or secret on the command line is refused, and not repeated.
+    [['--key', 'whk_x'], "--key puts the API key on the command line, where other users' ps shows it: give --key-file <file> instead"],
+    [['--secret', 'not-a-secret'], "--secret puts the secret on the command line, where other users' ps shows it: give --secret-file <file> instead"],
+    [['--key-file', '/nonexistent/dev-api-key', '--key', 'whk_x'], '--key puts the API key on the command line'],
+    [['--secret-file', '/nonexistent/secret', '--key-file', '/nonexistent/dev-api-key'], 'give --secret-file or --key-file, not both'],
+    [['--api', 'http://127.0.0.1:3000'], '--api is where the secret is fetched with --key-file: give --key-file too'],
     [['--key-file', '/nonexistent/dev-api-key'], 'cannot read --key-file /nonexistent/dev-api-key (ENOENT)'],
-    [['--key-file', '/nonexistent/dev-api-key', '--key', 'whk_x'], 'give one of --secret, --key and --key-file'],
-    [['--key', 'whk_x', '--api', 'ftp://example.com'], "--api must be an http:// or https:// URL, not 'ftp://example.com'"],
+    [['--secret-file', '/nonexistent/secret'], 'cannot read --secret-file /nonexistent/secret (ENOENT)'],
+    [['--key-file', '/nonexistent/dev-api-key', '--api', 'ftp://example.com'], "--api must be an http:// or https:// URL, not 'ftp://example.com'"],
   ])('exits 2 on bad arguments %j with a one-line reason', async (args, reason) => {
     const result = await runScript(CLI, args, {});
     expect(result.code).toBe(2);
@@ -153,9 +233,41 @@ describe('the receiver CLI', () => {
     expect(result.stderr).not.toMatch(/not-a-secret|whk_/);
   });
 
-  it('exits 1 when --key is given and the service cannot be reached', async () => {
+  it.each([
+    ['a file that is not the shared secret', 'not-a-secret', 'must hold the shared secret: 64 hex characters'],
+    ['an empty file', '', 'is empty'],
+  ])('exits 2 on --secret-file naming %s, without repeating what it holds', async (_, text, reason) => {
+    const file = fileHolding(text);
+    const result = await runScript(CLI, ['--secret-file', file], {});
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`receiver: --secret-file ${file} ${reason} (npm run receiver -- --help)\n`);
+  });
+
+  it.each([
+    ['signatures that do not hold', randomSecret()],
+    ['notifications while the account has no secret', undefined],
+  ])('fetches the secret again once, not per notification, for a run of %s', async (_, served) => {
+    const service = await startSecretService(served);
+    try {
+      const receiver = await start(['--key-file', fileHolding('whk_test'), '--api', service.url]);
+      expect(service.fetches()).toBe(1);
+      const startedAt = Date.now();
+      for (let index = 0; index < 5; index += 1) {
+        const message = notification();
+        await deliver(receiver, message, { current: randomSecret() });
+        await receiver.waitFor(headerLine(message, '1 {2}(x-signature ✗|not checked)'));
+      }
+      // One fetch on the first notification, then a pause of 5 s: the run takes far less.
+      expect(service.fetches()).toBeLessThanOrEqual(2 + Math.floor((Date.now() - startedAt) / 5_000));
+      expect(service.fetches()).toBeGreaterThanOrEqual(2);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('exits 1 when --key-file is given and the service cannot be reached', async () => {
     const port = await freePort();
-    const result = await runScript(CLI, ['--port', '0', '--key', 'whk_secretive', '--api', `http://127.0.0.1:${port}`], {});
+    const result = await runScript(CLI, ['--port', '0', '--key-file', fileHolding('whk_secretive'), '--api', `http://127.0.0.1:${port}`], {});
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       `receiver: cannot reach the service at http://127.0.0.1:${port} to fetch the shared secret (ECONNREFUSED); is npm start running there?\n`,
@@ -166,7 +278,7 @@ describe('the receiver CLI', () => {
 describe('npm run receiver', () => {
   it('stops when npm alone is sent SIGTERM (kill $! of a receiver run in the background), freeing its port', async () => {
     // A process group of its own, so that whatever is left when the test fails can be stopped.
-    const npm = spawn('npm', ['run', '-s', 'receiver', '--', '--port', '0', '--secret', randomSecret()], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const npm = spawn('npm', ['run', '-s', 'receiver', '--', '--port', '0', '--secret-file', fileHolding(randomSecret())], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     try {
       let output = '';
       npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -189,13 +301,13 @@ describe('npm run receiver', () => {
   }, 30_000);
 });
 
-describe('the receiver CLI with --key, against the running service', () => {
+describe('the receiver CLI with --key-file, against the running service', () => {
   const service = useLocalService();
   const tempDir = useTempDir('receiver-key-');
 
   it('fetches the secret when the first notification comes, and again after a rotation; never prints it or the key', async () => {
     const key = await service.keyFor(`receiver-${randomBytes(4).toString('hex')}`);
-    const receiver = await startReceiver(['--key', key, '--api', service.url()]);
+    const receiver = await startReceiver(['--key-file', fileHolding(key), '--api', service.url()]);
     try {
       await receiver.waitFor(/The account has no shared secret yet: the service generates it with the first notification/);
       const first = (await service.call('POST', '/v1/webhooks:generateOrRotateSharedSecret', { key })).body.secret as string;
@@ -232,7 +344,7 @@ describe('the receiver CLI with --key, against the running service', () => {
   });
 
   it('exits 1 when the service refuses the key', async () => {
-    const result = await runScript(CLI, ['--port', '0', '--key', 'whk_unknown', '--api', service.url()], {});
+    const result = await runScript(CLI, ['--port', '0', '--key-file', fileHolding('whk_unknown'), '--api', service.url()], {});
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(`receiver: the service at ${service.url()} refused the API key (401): is it a key of this service's account?\n`);
   });

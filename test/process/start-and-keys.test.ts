@@ -1,5 +1,5 @@
 import { createServer, type AddressInfo } from 'node:net';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { useTempDir } from '../support/temp-dir';
 import { webhookInput } from '../support/factories';
@@ -43,7 +43,7 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
 
     const created: string[] = [];
     for (let index = 0; index < 3; index += 1) {
-      const response = await call(first, key, 'POST', '/v1/webhooks', webhookInput({ name: `hook ${index}` }));
+      const response = await call(first, key, 'POST', '/v1/webhooks', webhookInput({ name: `hook ${index}`, chainId: '31337' }));
       expect(response.status).toBe(201);
       created.push(response.body.id as string);
     }
@@ -61,12 +61,22 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     const listed = await runScript('infra/keys-cli.ts', ['list', '--account', 'acme'], cliEnv);
     expect(listed.stdout).toMatch(/^[0-9a-f]{12} {2}created \S+ {2}active$/m);
     expect(listed.stdout).not.toContain(acme.lastLine);
-    const revoked = await runScript('infra/keys-cli.ts', ['revoke', acme.lastLine], cliEnv);
+    // A key on the command line is refused (it would be in the shell's history), and stays valid.
+    const onCommandLine = await runScript('infra/keys-cli.ts', ['revoke', acme.lastLine], cliEnv);
+    expect(onCommandLine.code).toBe(2);
+    expect(onCommandLine.stderr).toContain('--key-file');
+    expect(onCommandLine.stderr).not.toContain(acme.lastLine);
+    expect((await call(first, acme.lastLine, 'GET', '/v1/webhooks')).status).toBe(200);
+    // Revoked by the id the listing shows, without holding the key.
+    const keyId = listed.stdout.split(' ', 1)[0]!;
+    const revoked = await runScript('infra/keys-cli.ts', ['revoke', keyId, '--account', 'acme'], cliEnv);
     expect(revoked.code).toBe(0);
-    expect(revoked.stdout).toMatch(/^Revoked key [0-9a-f]{12} of account 'acme'\.$/m);
-    const again = await runScript('infra/keys-cli.ts', ['revoke', acme.lastLine], cliEnv);
+    expect(revoked.stdout).toBe(`Revoked key ${keyId} of account 'acme'.\n`);
+    const acmeKeyFile = path.join(dataDirPath(), 'acme-key');
+    writeFileSync(acmeKeyFile, `${acme.lastLine}\n`, { mode: 0o600 });
+    const again = await runScript('infra/keys-cli.ts', ['revoke', '--key-file', acmeKeyFile], cliEnv);
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/^Key [0-9a-f]{12} of account 'acme' was already revoked at \S+\.$/m);
+    expect(again.stdout).toMatch(new RegExp(`^Key ${keyId} of account 'acme' was already revoked at \\S+\\.$`, 'm'));
     expect((await call(first, acme.lastLine, 'GET', '/v1/webhooks')).status).toBe(401);
     expect((await runScript('infra/keys-cli.ts', ['list', '--account', 'acme'], cliEnv)).stdout).toMatch(/revoked \S+$/m);
 

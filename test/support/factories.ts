@@ -1,7 +1,24 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { getAddress } from 'viem';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 
 export const randomAddress = () => `0x${randomBytes(20).toString('hex')}`;
+
+/** A random address in its EIP-55 checksummed spelling, with at least two letters of each case. */
+export function randomChecksummedAddress(): string {
+  for (;;) {
+    const address = getAddress(randomAddress());
+    if (/[a-f].*[a-f]/.test(address) && /[A-F].*[A-F]/.test(address)) return address;
+  }
+}
+
+/** The checksummed address with one letter's case flipped: mixed-case, its checksum does not hold. */
+export function withChecksumTypo(checksummed: string): string {
+  const index = checksummed.search(/[a-fA-F]/);
+  const letter = checksummed[index]!;
+  const flipped = letter === letter.toLowerCase() ? letter.toUpperCase() : letter.toLowerCase();
+  return `${checksummed.slice(0, index)}${flipped}${checksummed.slice(index + 1)}`;
+}
 export const randomEventSignature = () => `0x${randomBytes(32).toString('hex')}`;
 export const randomAccount = (prefix = 'acct') => `${prefix}-${randomBytes(6).toString('hex')}`;
 

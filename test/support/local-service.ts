@@ -13,18 +13,25 @@ export interface TestClient {
   ) => Promise<{ status: number; headers: Headers; body: any }>;
 }
 
+type TestServiceOptions = Pick<LocalServiceOptions, 'chains' | 'chainsWithoutFollower'>;
+
+/** The chains the API tests create webhooks on without a node: the service takes them as followed. */
+export const CHAINS_WITHOUT_FOLLOWER = ['43114', '1'];
+
 /**
  * The whole local service (embedded DynamoDB in memory + local gateway) on free ports for one test
  * file, driven over real HTTP. `env` is applied before it starts (throttle limits, stage, ...).
  */
-export function useLocalService(env: Record<string, string> = {}, options: Pick<LocalServiceOptions, 'chains'> | (() => Pick<LocalServiceOptions, 'chains'>) = {}): TestClient {
+export function useLocalService(env: Record<string, string> = {}, options: TestServiceOptions | (() => TestServiceOptions) = {}): TestClient {
   let service: LocalService | undefined;
   beforeAll(async () => {
     if (process.env.TEST_DYNAMODB_ENDPOINT) process.env.DYNAMODB_ENDPOINT = process.env.TEST_DYNAMODB_ENDPOINT;
     else delete process.env.DYNAMODB_ENDPOINT;
     delete process.env.PAGE_TOKEN_KEY;
     Object.assign(process.env, { STAGE: 'local', TABLE_NAME: 'webhooks-http-test', AUTHORIZER_CACHE_TTL_SECONDS: '0', ...env });
-    service = await startLocalService({ port: 0, host: '127.0.0.1', dynamoDbPort: 0, processes: 'this process', ...(typeof options === 'function' ? options() : options) });
+    const given = typeof options === 'function' ? options() : options;
+    const chainsWithoutFollower = [...CHAINS_WITHOUT_FOLLOWER, ...(given.chainsWithoutFollower ?? [])];
+    service = await startLocalService({ port: 0, host: '127.0.0.1', dynamoDbPort: 0, processes: 'this process', ...given, chainsWithoutFollower });
   });
   afterAll(async () => {
     await service?.close();

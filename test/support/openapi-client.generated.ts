@@ -175,6 +175,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/chains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the followed chains, with how far each is followed */
+        get: operations["listChains"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     address_activity: {
@@ -319,6 +336,61 @@ export interface components {
         RecoverResult: {
             /** @description Failed messages queued again */
             messages: number;
+        };
+        ListChainsResponse: {
+            chains: components["schemas"]["ChainInfo"][];
+        };
+        ChainInfo: {
+            /** @description The EVM chain id, in decimal */
+            chainId: string;
+            /**
+             * @description UNAVAILABLE: the follower has not seen the chain's head for over two minutes (its node is down, or no follower runs)
+             * @enum {string}
+             */
+            status: "OK" | "UNAVAILABLE";
+            chainName: string;
+            description: string;
+            /** @description The chain's blockchain id on its Avalanche network */
+            platformChainId?: string;
+            subnetId?: string;
+            vmId?: string;
+            /** @enum {string} */
+            vmName: "EVM" | "BITCOIN" | "ETHEREUM";
+            explorerUrl?: string;
+            /** @description The chain's public JSON-RPC endpoint, or empty: never the provider URL the follower uses */
+            rpcUrl: string;
+            isTestnet: boolean;
+            networkToken: {
+                name: string;
+                symbol: string;
+                decimals: number;
+                logoUri?: string;
+                description?: string;
+            };
+            private: boolean;
+            enabledFeatures: ("nftIndexing" | "webhooks" | "teleporter")[];
+            follower: {
+                /** @description The last block whose notifications are all recorded */
+                checkpointBlock?: number;
+                /** @description The chain's head as the follower last saw it */
+                headBlock?: number;
+                /** @description When the follower last saw the head: milliseconds since the Unix epoch */
+                headSeenAt?: number;
+                /** @description headBlock minus checkpointBlock, in blocks */
+                lag?: number;
+                /** @description Blocks the follower went past without notifying them, after failing on them for a reason that does not go away; their reasons are for the operator (docs/chain-follower.md) */
+                quarantinedBlocks: {
+                    /** @description How many blocks of the chain are quarantined */
+                    count: number;
+                    /** @description The newest 10 of them, newest first */
+                    newest: {
+                        number: number;
+                        hash?: string;
+                        /** @description Milliseconds since the Unix epoch */
+                        quarantinedAt: number;
+                    }[];
+                };
+            };
         };
         AddressActivityNotification: {
             webhookId: string;
@@ -517,11 +589,23 @@ export interface components {
                     logIndex: number;
                     removed: boolean;
                 }[];
+                /** @description Not in the hosted API; only on a notification too large to store whole: how many of each list were left out, the last logs first, then every list and the input; or on a transaction the node could not trace. Absent: nothing was left out */
+                omitted?: {
+                    logs?: number;
+                    erc20Transfers?: number;
+                    erc721Transfers?: number;
+                    erc1155Transfers?: number;
+                    /** @description 1 also when the node could not trace the transaction: its internal transactions are unknown, `internalTransactions` is [] */
+                    internalTransactions?: number;
+                    accessList?: number;
+                    /** @description The bytes of the transaction input left out; `input` is then "0x" */
+                    inputBytes?: number;
+                };
             };
         };
     };
     responses: {
-        /** @description The input is not allowed: the message names the parameter and what is allowed */
+        /** @description The input is not allowed, or would take the account past a limit (docs/limits.md): the message names the parameter or limit and what is allowed */
         400: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -591,7 +675,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Too many requests: retry after the time in the Retry-After header */
+        /** @description Too many requests for the key's throttle, or test notifications or recover calls for the webhook in a minute: retry after the time in the Retry-After header */
         429: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -648,7 +732,10 @@ export type $defs = Record<string, never>;
 export interface operations {
     generateOrRotateSharedSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: the previous secret stops signing at once (notifications carry only the new signature); false (the default): it signs beside the new one for the grace period */
+                endGracePeriod?: "true" | "false";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -756,7 +843,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description https:// (and http://localhost on the local stage), without credentials; stored WHATWG-normalized
+                     * @description https:// (and http://localhost on the local stage), without credentials; an IP literal host must be a public address (outside production, also a loopback port other than the service's own, as must localhost); stored WHATWG-normalized
                      * @example https://example.com/webhooks
                      */
                     url: string;
@@ -883,7 +970,7 @@ export interface operations {
                     name?: string;
                     description?: string;
                     /**
-                     * @description https:// (and http://localhost on the local stage), without credentials; stored WHATWG-normalized
+                     * @description https:// (and http://localhost on the local stage), without credentials; an IP literal host must be a public address (outside production, also a loopback port other than the service's own, as must localhost); stored WHATWG-normalized
                      * @example https://example.com/webhooks
                      */
                     url?: string;
@@ -1149,7 +1236,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Milliseconds since the Unix epoch: failed messages created since then are queued again */
+                    /** @description Milliseconds since the Unix epoch (0 for all): failed messages created since then are queued again */
                     since: number;
                 };
             };
@@ -1202,6 +1289,34 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
+    listChains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListChainsResponse"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
             429: components["responses"]["429"];
             500: components["responses"]["500"];
             502: components["responses"]["502"];

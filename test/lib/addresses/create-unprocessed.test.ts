@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { startEmbeddedDynamoDb, ensureTable, type EmbeddedDynamoDb } from '../../../infra/local/embedded-dynamodb';
 import { runAddressMaintenance } from '../../../lib/addresses/maintenance';
 import { findActiveWatchers } from '../../../lib/addresses/watchers';
+import { createAccountUsage } from '../../../lib/store/account-usage';
 import { getAddressChange } from '../../../lib/store/addresses';
 import { getWebhook, createWebhook } from '../../../lib/webhooks/webhooks';
 import { headsOf } from '../../support/address-store';
@@ -96,10 +97,12 @@ describe('creating a webhook when DynamoDB leaves its heads unprocessed', () => 
   it('records the creation as a change before sending them again, and deletes the record once they are written', async () => {
     const account = randomAccount();
     const address = `0x${randomBytes(20).toString('hex')}`;
+    await createAccountUsage(account);
     unprocessed = 'once';
     targets.length = 0;
     const webhook = await createWebhook(account, input(address));
-    expect(targets).toEqual(['BatchWriteItem', 'BatchWriteItem', 'PutItem', 'BatchWriteItem', 'DeleteItem']);
+    // The webhook's slot in its account's usage first (docs/limits.md).
+    expect(targets).toEqual(['UpdateItem', 'BatchWriteItem', 'BatchWriteItem', 'PutItem', 'BatchWriteItem', 'DeleteItem']);
     expect((await headsOf('43114', [address])).has(address)).toBe(true);
     expect(await getAddressChange(account, webhook.id)).toBeUndefined();
     expect((await findActiveWatchers('43114', [address])).matches.get(address)).toEqual([webhook.id]);

@@ -1,15 +1,16 @@
 import { addAddresses, removeAddresses } from '../../../lib/addresses/addresses';
+import { encodeFollowedChains, FOLLOWED_CHAINS_VARIABLE, publicFactsOf } from '../../../lib/config/chains';
 import { findActiveWatchers } from '../../../lib/addresses/watchers';
 import { updateWebhook, deleteWebhook } from '../../../lib/webhooks/webhooks';
 import { rewriteHeads, createWatchingWebhook, headsOf, randomAddresses } from '../../support/address-store';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount } from '../../support/factories';
 
-useEmbeddedStore();
+/** Each chain is a fresh one per test, so that no test sees another's watchers; all are followed. */
+const CHAINS = Array.from({ length: 50 }, (_, index) => String(900_001 + index));
+const freshChain = () => CHAINS.shift()!;
 
-/** Each chain is a fresh one per test, so that no test sees another's watchers. */
-let chains = 0;
-const freshChain = () => String(900_000 + (chains += 1));
+useEmbeddedStore({ [FOLLOWED_CHAINS_VARIABLE]: encodeFollowedChains(CHAINS.map(publicFactsOf)) });
 
 /** Watchers' webhook ids, in order. */
 const ids = (watchers: string[] | undefined) => [...(watchers ?? [])].sort();

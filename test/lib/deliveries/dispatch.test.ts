@@ -5,11 +5,10 @@ import { runResumeJobs } from '../../../lib/deliveries/resume';
 import { deleteExpiredMessages, dueMessages } from '../../../lib/deliveries/sweep';
 import { randomBytes } from 'node:crypto';
 import { verifyNotification } from '../../../lib/deliveries/signing';
-import { logger } from '../../../lib/logger';
 import { generateOrRotateSharedSecret } from '../../../lib/secrets/shared-secret';
 import { tableName } from '../../../lib/store/client';
 import { getItem } from '../../../lib/store/items';
-import { claimMessage, getMessage, MAX_STORED_BODY_BYTES, rescheduleMessage } from '../../../lib/store/messages';
+import { claimMessage, getMessage, MAX_STORED_BODY_BYTES, NotificationTooLarge, rescheduleMessage } from '../../../lib/store/messages';
 import { messageKey } from '../../../lib/store/table';
 import { createWebhook, deleteWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
@@ -67,19 +66,25 @@ describe('large notifications', () => {
     expect(verifyNotification({ rawBody: request!.body, headers: request!.headers as Record<string, string>, secret })).toMatchObject({ xSignature: true, standardWebhooks: true });
   });
 
-  it('leaves out, with an error logged, a notification too large to store, and records the others', async () => {
+  it('records in place of a notification too large to store the event it fits to, and the others', async () => {
     const account = randomAccount();
     const webhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
-    const logged = jest.spyOn(logger, 'error').mockImplementation(() => undefined);
     // Random hex does not compress below half: over MAX_STORED_BODY_BYTES gzipped.
     const incompressible = { data: `0x${randomBytes(MAX_STORED_BODY_BYTES * 2).toString('hex')}` };
+    const cut = { data: '0x', omitted: { data: MAX_STORED_BODY_BYTES * 2 } };
     const ids = await recordNotifications(account, webhook.id, [
-      { eventType: 'address_activity', event: incompressible },
+      { eventType: 'address_activity', event: incompressible, fitted: (fits) => (fits(incompressible) ? incompressible : cut) },
       { eventType: 'address_activity', event: { transaction: {} } },
     ]);
-    expect(ids).toHaveLength(1);
-    expect(logged).toHaveBeenCalledWith('notification too large to record, left out', expect.objectContaining({ webhookId: webhook.id, bytes: expect.any(Number) }));
-    logged.mockRestore();
+    expect(ids).toHaveLength(2);
+    expect(JSON.parse((await getMessage({ account, webhookId: webhook.id, messageId: ids[0]! }))!.body).event).toEqual(cut);
+  });
+
+  it('fails on a notification too large to store that cannot be cut, rather than leave it out', async () => {
+    const account = randomAccount();
+    const webhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
+    const incompressible = { data: `0x${randomBytes(MAX_STORED_BODY_BYTES * 2).toString('hex')}` };
+    await expect(recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event: incompressible }])).rejects.toThrow(NotificationTooLarge);
   });
 });
 

@@ -102,7 +102,7 @@ function attempt(url: string, overrides: Partial<AttemptRequest> = {}) {
     body: BODY,
     headers: { 'content-type': 'application/json', 'x-signature': 'c2lnbmF0dXJl', 'user-agent': 'webhook-test/1' },
     timeoutMs: 5000,
-    allowLoopback: true,
+    loopback: { servicePorts: [] },
     ...overrides,
   });
 }
@@ -278,13 +278,13 @@ describe('sendAttempt to a refused target', () => {
     ['64:ff9b::a00:1', 'private address 10.0.0.1 (in 64:ff9b::a00:1)'],
     ['2002:0a00:0001::', 'private address 10.0.0.1 (in 2002:0a00:0001::)'],
   ])('refuses a host resolving to %s (%s) before connecting', async (address, reason) => {
-    const outcome = await attempt('http://receiver.test/hook', { resolve: resolvingTo(address), allowLoopback: false });
+    const outcome = await attempt('http://receiver.test/hook', { resolve: resolvingTo(address), loopback: undefined });
     expect(outcome).toEqual({ delivered: false, error: `target refused: ${reason}`, durationMs: expect.any(Number) });
     expect(lookupAnswers).toEqual([]);
   });
 
   it('refuses a host resolving to a public and a private address', async () => {
-    const outcome = await attempt('https://receiver.test/hook', { resolve: resolvingTo('93.184.216.34', '10.0.0.1'), allowLoopback: false });
+    const outcome = await attempt('https://receiver.test/hook', { resolve: resolvingTo('93.184.216.34', '10.0.0.1'), loopback: undefined });
     expect(outcome).toMatchObject({ delivered: false, error: 'target refused: private address 10.0.0.1' });
     expect(lookupAnswers).toEqual([]);
   });
@@ -299,7 +299,36 @@ describe('sendAttempt to a refused target', () => {
     ['http://169.254.169.254/latest/meta-data/', 'link-local address 169.254.169.254'],
     ['https://[fd00::1]:8443/hook', 'unique local address fd00::1'],
   ])('refuses the IP literal URL %s before opening a socket', async (url, reason) => {
-    expect(await attempt(url, { allowLoopback: false })).toEqual({ delivered: false, error: `target refused: ${reason}`, durationMs: expect.any(Number) });
+    expect(await attempt(url, { loopback: undefined })).toEqual({ delivered: false, error: `target refused: ${reason}`, durationMs: expect.any(Number) });
     expect(connectSpy).not.toHaveBeenCalled();
+  });
+
+  it("refuses a receiver on one of the service's own loopback ports, by literal, as localhost or by a name resolving to it, and never connects to it", async () => {
+    const own = await listen();
+    const loopback = { servicePorts: [own.port] };
+    const reason = `loopback address 127.0.0.1 port ${own.port}, one of the service's own ports`;
+    expect(await attempt(own.url, { loopback })).toMatchObject({ delivered: false, error: `target refused: ${reason}` });
+    // localhost is refused before any lookup, as at create; another name when it resolves to loopback.
+    expect(await attempt(`http://localhost:${own.port}/hook`, { loopback, resolve: resolvingTo('127.0.0.1') })).toMatchObject({
+      delivered: false,
+      error: `target refused: localhost port ${own.port}, one of the service's own ports`,
+    });
+    expect(await attempt(`http://receiver.test:${own.port}/hook`, { loopback, resolve: resolvingTo('127.0.0.1') })).toMatchObject({
+      delivered: false,
+      error: `target refused: ${reason}`,
+    });
+    expect(own.connections()).toBe(0);
+  });
+
+  it('refuses a loopback receiver on a port outside the allowed ones, and delivers to one inside', async () => {
+    const listed = await listen();
+    const unlisted = await listen();
+    const loopback = { servicePorts: [], allowedPorts: [listed.port] };
+    expect(await attempt(unlisted.url, { loopback })).toMatchObject({
+      delivered: false,
+      error: `target refused: loopback address 127.0.0.1 port ${unlisted.port}, not one of the loopback ports allowed (${listed.port})`,
+    });
+    expect(await attempt(listed.url, { loopback })).toMatchObject({ delivered: true, statusCode: 200 });
+    expect(unlisted.connections()).toBe(0);
   });
 });

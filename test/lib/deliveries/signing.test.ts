@@ -246,6 +246,18 @@ describe('the README\'s "Receiving notifications" section', () => {
     return run(createRequire(path.join(ROOT, 'package.json'))) as F;
   }
 
+  it('recommends webhook-signature first, and x-signature after it for receivers of the hosted API', () => {
+    const first = (text: string, ...names: string[]) => names.map((name) => text.indexOf(name));
+    const [standardWebhooks, xSignature] = first(section, '<!-- snippet: verify-node-standardwebhooks', '<!-- snippet: verify-node-x-signature');
+    expect(standardWebhooks).toBeGreaterThan(-1);
+    expect(standardWebhooks).toBeLessThan(xSignature!);
+    const [pythonStandardWebhooks, pythonXSignature] = first(snippet('verify-python'), 'def verify_webhook_signature', 'def verify_x_signature');
+    expect(pythonStandardWebhooks).toBeGreaterThan(-1);
+    expect(pythonStandardWebhooks).toBeLessThan(pythonXSignature!);
+    expect(section).toMatch(/\| `webhook-signature` \|[^\n]*\*\*check this one\*\*/);
+    expect(section.indexOf('| `webhook-signature` |')).toBeLessThan(section.indexOf('| `x-signature` |'));
+  });
+
   it('holds the Python snippet file verbatim', () => {
     expect(snippet('verify-python')).toBe(readFileSync(PYTHON_SNIPPET, 'utf8'));
   });
@@ -282,6 +294,6 @@ describe('the README\'s "Receiving notifications" section', () => {
   });
 
   it('tells how to run the receiver CLI', () => {
-    expect(section).toContain('npm run receiver -- --port 4000 --key <your key>');
+    expect(section).toContain('npm run receiver -- --port 4000 --key-file <file holding your key>');
   });
 });

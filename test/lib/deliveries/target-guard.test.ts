@@ -1,5 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { guardedLookup, refusedAddressReason, type Resolver } from '../../../lib/deliveries/target-guard';
+import type { LoopbackTargets } from '../../../lib/config/runtime';
+import { guardedLookup, refusedAddressReason, refusedLiteralTargetReason, type Resolver } from '../../../lib/deliveries/target-guard';
 
 // Nothing here opens a socket: addresses come from literals and injected resolvers.
 
@@ -9,9 +10,9 @@ const resolvingTo =
     addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 /** Calls a lookup function the way net.connect does, as a promise of its callback's arguments. */
-function lookUp(resolve: Resolver, options: LookupOptions, allowLoopback = false) {
+function lookUp(resolve: Resolver, options: LookupOptions, loopback?: LoopbackTargets, port = 443) {
   return new Promise<{ address: string | LookupAddress[]; family?: number }>((settle, reject) =>
-    guardedLookup({ allowLoopback, resolve })('receiver.test', options, (error, address, family) => (error ? reject(error) : settle({ address, family }))),
+    guardedLookup({ port, loopback, resolve })('receiver.test', options, (error, address, family) => (error ? reject(error) : settle({ address, family }))),
   );
 }
 
@@ -47,23 +48,80 @@ describe('refusedAddressReason', () => {
     ['2002:0a00:0001::', 'private address 10.0.0.1 (in 2002:0a00:0001::)'],
     ['receiver.test', 'unparseable address receiver.test'],
   ])('refuses %s: %s', (ip, reason) => {
-    expect(refusedAddressReason(ip, { allowLoopback: false })).toBe(reason);
+    expect(refusedAddressReason(ip, 443)).toBe(reason);
   });
 
   it.each(['8.8.8.8', '93.184.216.34', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])(
     'accepts the public address %s',
     (ip) => {
-      expect(refusedAddressReason(ip, { allowLoopback: false })).toBeUndefined();
+      expect(refusedAddressReason(ip, 443)).toBeUndefined();
     },
   );
 
+  const anyLoopbackPort: LoopbackTargets = { servicePorts: [] };
+
   it.each(['127.0.0.1', '127.5.6.7', '::1', '::ffff:127.0.0.1'])('accepts the loopback address %s when loopback is allowed', (ip) => {
-    expect(refusedAddressReason(ip, { allowLoopback: true })).toBeUndefined();
+    expect(refusedAddressReason(ip, 4000, anyLoopbackPort)).toBeUndefined();
   });
 
   it('still refuses private addresses, and loopback behind a NAT64 prefix, when loopback is allowed', () => {
-    expect(refusedAddressReason('10.0.0.1', { allowLoopback: true })).toBe('private address 10.0.0.1');
-    expect(refusedAddressReason('64:ff9b::7f00:1', { allowLoopback: true })).toBe('loopback address 127.0.0.1 (in 64:ff9b::7f00:1)');
+    expect(refusedAddressReason('10.0.0.1', 4000, anyLoopbackPort)).toBe('private address 10.0.0.1');
+    expect(refusedAddressReason('64:ff9b::7f00:1', 4000, anyLoopbackPort)).toBe('loopback address 127.0.0.1 (in 64:ff9b::7f00:1)');
+  });
+
+  it.each(['127.0.0.1', '127.5.6.7', '::1'])("refuses the service's own ports on %s, whatever else is allowed", (ip) => {
+    const own: LoopbackTargets = { servicePorts: [3000, 8000, 8545], allowedPorts: [4000, 8000] };
+    expect(refusedAddressReason(ip, 8000, own)).toBe(`loopback address ${ip} port 8000, one of the service's own ports`);
+    expect(refusedAddressReason(ip, 8545, own)).toBe(`loopback address ${ip} port 8545, one of the service's own ports`);
+    expect(refusedAddressReason(ip, 4000, own)).toBeUndefined();
+  });
+
+  it("refuses the service's own port behind an IPv4-mapped address", () => {
+    expect(refusedAddressReason('::ffff:127.0.0.1', 8000, { servicePorts: [8000] })).toBe(
+      "loopback address 127.0.0.1 port 8000, one of the service's own ports (in ::ffff:127.0.0.1)",
+    );
+  });
+
+  it('refuses loopback ports outside the allowed list, naming the ports allowed', () => {
+    const narrowed: LoopbackTargets = { servicePorts: [], allowedPorts: [4000, 4001] };
+    expect(refusedAddressReason('127.0.0.1', 4001, narrowed)).toBeUndefined();
+    expect(refusedAddressReason('127.0.0.1', 4002, narrowed)).toBe('loopback address 127.0.0.1 port 4002, not one of the loopback ports allowed (4000, 4001)');
+    expect(refusedAddressReason('93.184.216.34', 4002, narrowed)).toBeUndefined();
+  });
+});
+
+describe('refusedLiteralTargetReason', () => {
+  const local: LoopbackTargets = { servicePorts: [3000, 8000] };
+
+  it.each<[string, LoopbackTargets | undefined, string]>([
+    ['http://169.254.169.254/latest/meta-data/', local, 'link-local address 169.254.169.254'],
+    ['https://10.0.0.1/hook', local, 'private address 10.0.0.1'],
+    ['https://[fd00::1]:8443/hook', local, 'unique local address fd00::1'],
+    ['http://127.0.0.1:8000/', local, "loopback address 127.0.0.1 port 8000, one of the service's own ports"],
+    ['http://0x7f.1:3000/', local, "loopback address 127.0.0.1 port 3000, one of the service's own ports"],
+    ['https://127.0.0.1/hook', undefined, 'loopback address 127.0.0.1'],
+    ['https://[::1]:4000/hook', undefined, 'loopback address ::1'],
+    // localhost is loopback by definition (RFC 6761): its port is vetted like a literal's.
+    ['http://localhost:8000/', local, "localhost port 8000, one of the service's own ports"],
+    ['https://localhost:3000/hook', local, "localhost port 3000, one of the service's own ports"],
+    ['http://localhost:5000/', { servicePorts: [], allowedPorts: [4000] }, 'localhost port 5000, not one of the loopback ports allowed (4000)'],
+  ])('refuses %s', (url, loopback, reason) => {
+    expect(refusedLiteralTargetReason(new URL(url), loopback)).toBe(reason);
+  });
+
+  it("takes the scheme's default port when the URL has none", () => {
+    expect(refusedLiteralTargetReason(new URL('http://127.0.0.1/hook'), { servicePorts: [80] })).toMatch(/port 80,/);
+    expect(refusedLiteralTargetReason(new URL('https://127.0.0.1/hook'), { servicePorts: [443] })).toMatch(/port 443,/);
+    expect(refusedLiteralTargetReason(new URL('https://127.0.0.1/hook'), { servicePorts: [80] })).toBeUndefined();
+  });
+
+  it('leaves host names to be vetted when they are resolved, and accepts public literals and allowed loopback ports', () => {
+    expect(refusedLiteralTargetReason(new URL('http://localhost:4000/'), local)).toBeUndefined();
+    // Where no loopback port is allowed (prod), localhost is a name like any other, refused once resolved.
+    expect(refusedLiteralTargetReason(new URL('https://localhost:8000/'), undefined)).toBeUndefined();
+    expect(refusedLiteralTargetReason(new URL('https://receiver.example.com/'), undefined)).toBeUndefined();
+    expect(refusedLiteralTargetReason(new URL('https://93.184.216.34/hook'), undefined)).toBeUndefined();
+    expect(refusedLiteralTargetReason(new URL('http://127.0.0.1:4000/hook'), local)).toBeUndefined();
   });
 });
 
@@ -97,7 +155,15 @@ describe('guardedLookup', () => {
 
   it('refuses loopback unless it is allowed', async () => {
     await expect(lookUp(resolvingTo('127.0.0.1'), {})).rejects.toMatchObject({ code: 'ERR_TARGET_REFUSED', reason: 'loopback address 127.0.0.1' });
-    await expect(lookUp(resolvingTo('127.0.0.1'), {}, true)).resolves.toEqual({ address: '127.0.0.1', family: 4 });
+    await expect(lookUp(resolvingTo('127.0.0.1'), {}, { servicePorts: [] })).resolves.toEqual({ address: '127.0.0.1', family: 4 });
+  });
+
+  it("refuses a name resolving to loopback on one of the service's own ports", async () => {
+    await expect(lookUp(resolvingTo('127.0.0.1'), {}, { servicePorts: [8000] }, 8000)).rejects.toMatchObject({
+      code: 'ERR_TARGET_REFUSED',
+      reason: "loopback address 127.0.0.1 port 8000, one of the service's own ports",
+    });
+    await expect(lookUp(resolvingTo('127.0.0.1'), {}, { servicePorts: [8000] }, 4000)).resolves.toEqual({ address: '127.0.0.1', family: 4 });
   });
 
   it('passes a resolver failure on, and fails a host without addresses', async () => {

@@ -1,0 +1,13 @@
+import middy from '@middy/core';
+import { answerQuarantineRequest, type QuarantineRequest } from '../lib/chains/quarantine';
+import { followedChainOnce } from '../lib/config/chains';
+import { lambdaContextInLogs, logger } from '../lib/logger';
+
+/**
+ * Invoked by an operator, one function per followed chain (CHAIN_ID), e.g.
+ * `aws lambda invoke --function-name webhooks-prod-quarantinedBlocks43114 --payload '{"retake":123}' out.json`:
+ * `{}` lists the chain's quarantined blocks, `{"retake": <block>}` takes one again.
+ */
+export const handler = middy(async (event: QuarantineRequest | null) => answerQuarantineRequest(await followedChainOnce(), event, logger)).use(
+  lambdaContextInLogs(),
+);

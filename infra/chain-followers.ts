@@ -1,0 +1,98 @@
+/**
+ * The stack's chain followers (docs/chain-follower.md): per followed chain, the secret holding its
+ * RPC URL, its follower function every minute, its operator function for quarantined blocks, and the
+ * alarms on its lag and quarantines.
+ */
+import { Duration, SecretValue, type RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, CHAIN_METRICS_SERVICE, CHAIN_QUARANTINE_METRIC, KNOWN_CHAINS } from '../lib/config/chains';
+import type { StageSettings } from '../lib/config/stages';
+import type { TableAction } from '../lib/routes';
+
+/**
+ * A chain's follower: reads the chain's checkpoint, lease and token metadata, the address index
+ * (batch reads, queries of watchers and gsi2's inactive webhooks), webhooks and secrets; records
+ * messages (conditional puts) and queues them.
+ */
+export const FOLLOW_CHAIN = {
+  entry: 'functions/follow-chain.ts',
+  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'] as TableAction[],
+  queuesDeliveries: true,
+  timeoutSeconds: 60,
+};
+/**
+ * What an operator invokes to list a chain's quarantined blocks or take one again: reads them
+ * (Query), then records a block's notifications as the follower does and deletes its record.
+ */
+export const QUARANTINED_BLOCKS = { ...FOLLOW_CHAIN, entry: 'functions/quarantined-blocks.ts' };
+/** Blocks behind the head, for 10 minutes, that raise a chain's lag alarm. */
+const CHAIN_LAG_ALARM_BLOCKS = 50;
+
+export interface ChainFollowersProps {
+  stage: StageSettings;
+  /** The stack's function of one operation: its role on the table and the queue, its error alarm. */
+  operationFunction: (name: string, spec: typeof FOLLOW_CHAIN) => NodejsFunction;
+  resourceName: (suffix: string) => string;
+  removalPolicy: RemovalPolicy;
+}
+
+/**
+ * One follower function per chain, every minute; each run follows until just before its timeout, and
+ * the chain's lease in the table keeps overlapping runs to one follower at a time. Made in the stack's
+ * own scope: in a construct of their own the resources would have new logical ids, and a new RPC URL
+ * secret would lose the provider's URL an operator put in it.
+ */
+export function addChainFollowers(stack: Stack, { stage, operationFunction, resourceName, removalPolicy }: ChainFollowersProps): void {
+  for (const chainId of stage.followedChains) {
+    const rpcUrl = new secretsmanager.Secret(stack, `Chain${chainId}RpcUrl`, {
+      secretName: resourceName(`chain-${chainId}-rpc-url`),
+      description: `JSON-RPC URL of chain ${chainId} (the public endpoint until you put your provider's URL here)`,
+      secretStringValue: SecretValue.unsafePlainText(KNOWN_CHAINS[chainId]!.publicRpcUrl),
+      removalPolicy,
+    });
+    const follower = operationFunction(`followChain${chainId}`, FOLLOW_CHAIN);
+    const quarantine = operationFunction(`quarantinedBlocks${chainId}`, QUARANTINED_BLOCKS);
+    for (const fn of [follower, quarantine]) {
+      fn.addEnvironment('CHAIN_ID', chainId).addEnvironment('CHAIN_RPC_URL_SECRET_ARN', rpcUrl.secretArn);
+      rpcUrl.grantRead(fn);
+    }
+    new events.Rule(stack, `Chain${chainId}FollowerSchedule`, {
+      ruleName: resourceName(`follow-chain-${chainId}`),
+      description: `Follows chain ${chainId} and records the notifications of its blocks`,
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(follower)],
+    });
+    new cloudwatch.Alarm(stack, `Chain${chainId}Lag`, {
+      alarmName: resourceName(`chain-${chainId}-lag`),
+      alarmDescription: `The follower of chain ${chainId} is more than ${CHAIN_LAG_ALARM_BLOCKS} blocks behind the head, or not reporting`,
+      metric: chainMetric(chainId, CHAIN_LAG_METRIC, 'Minimum'),
+      threshold: CHAIN_LAG_ALARM_BLOCKS,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    new cloudwatch.Alarm(stack, `Chain${chainId}Quarantine`, {
+      alarmName: resourceName(`chain-${chainId}-quarantine`),
+      alarmDescription: `The follower of chain ${chainId} quarantined a block: its notifications wait for an operator (docs/chain-follower.md)`,
+      metric: chainMetric(chainId, CHAIN_QUARANTINE_METRIC, 'Sum'),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+}
+
+/** A metric the follower of the chain publishes (functions/follow-chain.ts), over 5 minutes. */
+const chainMetric = (chainId: string, metricName: string, statistic: string) =>
+  new cloudwatch.Metric({
+    namespace: CHAIN_METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { service: CHAIN_METRICS_SERVICE, chainId },
+    period: Duration.minutes(5),
+    statistic,
+  });

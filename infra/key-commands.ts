@@ -1,0 +1,60 @@
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import type { UsagePlanName } from '../lib/config/stages';
+import {
+  apiKeyId,
+  assertAccountName,
+  createApiKey,
+  generateApiKey,
+  revokeApiKey,
+  revokeApiKeyById,
+  type ApiKeyRecord,
+} from '../lib/keys/api-keys';
+import { createGatewayKey, deleteGatewayKey, type DeployedStage } from './deployed-stage';
+
+/**
+ * The keys CLI's create and revoke, apart from reading arguments and finding the store. On a
+ * deployed stage the API Gateway API key's value is the key's usage identifier: the customer's key
+ * exists nowhere but with the customer (the table has its SHA-256).
+ */
+export async function createKey(
+  account: string,
+  options: { deployed?: DeployedStage; plan: UsagePlanName; apiGateway?: APIGatewayClient },
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  assertAccountName(account);
+  const { deployed, plan, apiGateway = new APIGatewayClient({}) } = options;
+  const generated = generateApiKey();
+  const gateway = deployed && {
+    usagePlan: plan,
+    apiGatewayKeyId: await createGatewayKey(deployed, plan, { value: generated.usageIdentifier, name: `${account}-${apiKeyId(generated.key)}` }, apiGateway),
+  };
+  return createApiKey(account, { generated, gateway }).catch(async (error: unknown) => {
+    if (gateway) await deleteGatewayKey(gateway.apiGatewayKeyId, apiGateway);
+    throw error;
+  });
+}
+
+/** A key to revoke: the key itself (read from a file or stdin), or the id `keys list` shows. */
+export type RevocationTarget = { key: string } | { account: string; keyId: string };
+
+/**
+ * Revokes the key in the table, then deletes its API Gateway key. Run again after a failure between
+ * the two (or after the API Gateway key was deleted by hand), it does what is left and says so.
+ * Undefined for an unknown key.
+ */
+export async function revokeKey(target: RevocationTarget, apiGateway = new APIGatewayClient({})): Promise<string | undefined> {
+  const revocation = 'key' in target ? await revokeApiKey(target.key) : await revokeApiKeyById(target.account, target.keyId);
+  if (!revocation) return undefined;
+  const { record, alreadyRevoked } = revocation;
+  const gatewayKeyDeleted = record.apiGatewayKeyId === undefined ? undefined : await deleteGatewayKey(record.apiGatewayKeyId, apiGateway);
+  const named = `key ${record.keyId} of account '${record.account}'`;
+  if (!alreadyRevoked) {
+    if (gatewayKeyDeleted === undefined) return `Revoked ${named}.`;
+    return gatewayKeyDeleted
+      ? `Revoked ${named} and deleted its API Gateway key ${record.apiGatewayKeyId}.`
+      : `Revoked ${named}; its API Gateway key ${record.apiGatewayKeyId} was already deleted.`;
+  }
+  const already = `Key ${record.keyId} of account '${record.account}' was already revoked at ${record.revokedAt}`;
+  return gatewayKeyDeleted
+    ? `${already}; its API Gateway key ${record.apiGatewayKeyId} was still there (the earlier revocation did not finish) and is now deleted.`
+    : `${already}.`;
+}

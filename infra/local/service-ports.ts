@@ -1,0 +1,35 @@
+import { createServer } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { targetPort } from '../../lib/deliveries/target-guard';
+
+/**
+ * SERVICE_PORTS (read by lib/config/runtime.ts): the ports of the service's own parts on this
+ * machine, which no webhook may target. The gateway's processes share one port; `endpoints` are the
+ * store's and the chains' URLs, of which those on loopback count.
+ */
+export function servicePortsVariable(ports: (number | undefined)[], endpoints: (string | undefined)[]): string {
+  const loopbackPorts = endpoints.map((endpoint) => (endpoint ? loopbackPortOf(endpoint) : undefined));
+  return [...new Set([...ports, ...loopbackPorts].filter((port) => port !== undefined))].join(',');
+}
+
+function loopbackPortOf(endpoint: string): number | undefined {
+  const url = new URL(endpoint);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const loopback = host === 'localhost' || (ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback');
+  return loopback ? targetPort(url) : undefined;
+}
+
+/**
+ * A port that was free on `host` a moment ago: for PORT=0, the gateway's port is chosen before it
+ * listens, since every process must know it (SERVICE_PORTS) before it reads its configuration.
+ */
+export function freePortOn(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * `npm run chain -- quarantine ...`: the quarantined blocks of a chain that `npm start` follows
+ * (docs/chain-follower.md), listed or taken again, in the running service's store.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { quarantinedBlocks, retakeQuarantinedBlock } from '../lib/chains/quarantine';
+import { chainsFromEnvironment, devChainSettings, type ChainSettings } from '../lib/config/chains';
+import { useRunningStore } from './local/running-store';
+
+export const QUARANTINE_USAGE = `  quarantine list [--chain <id>]                   the chain's quarantined blocks (default: the dev chain)
+  quarantine retake <block>|--all [--chain <id>]   take quarantined blocks again once their cause is fixed:
+                                                   their notifications are recorded, their records removed
+                                                   (uses npm start's store: DYNAMODB_PORT, DATA_DIR as for npm start;
+                                                   a chain of CHAIN_RPC_URLS through its URL there)`;
+
+export class QuarantineUsageError extends Error {}
+
+/** Runs `quarantine list|retake` for `chainId`: a chain of CHAIN_RPC_URLS, else the dev chain at `devChainRpc`. */
+export async function quarantineCommand(args: string[], options: { all: boolean; chainId: string; devChainRpc: string }): Promise<void> {
+  const [action, block, ...extra] = args;
+  const chain = settingsOf(options.chainId, options.devChainRpc);
+  await useNpmStartStore();
+  if (action === 'list' && block === undefined) {
+    const blocks = await quarantinedBlocks(chain);
+    if (blocks.length === 0) process.stdout.write(`No quarantined blocks on chain ${chain.chainId}.\n`);
+    for (const { number, hash, attempts, quarantinedAt, reason, webhookId } of blocks) {
+      const only = webhookId ? `  webhook ${webhookId} only` : '';
+      process.stdout.write(`block ${number} ${hash ?? ''}${only}  quarantined ${new Date(quarantinedAt).toISOString()} after ${attempts} attempts\n  ${reason}\n`);
+    }
+    return;
+  }
+  if (action !== 'retake' || extra.length > 0 || (block === undefined) === !options.all) {
+    throw new QuarantineUsageError('quarantine takes list, or retake with one block number or --all');
+  }
+  if (block !== undefined && !/^\d+$/.test(block)) throw new QuarantineUsageError(`the block must be a block number, got '${block}'`);
+  // A block with many webhooks quarantined is retaken once, for all of them.
+  const numbers = block !== undefined ? [Number(block)] : [...new Set((await quarantinedBlocks(chain)).map(({ number }) => number))];
+  const log = new Logger({ serviceName: 'chain-cli', logLevel: 'WARN' });
+  for (const number of numbers) {
+    const retaken = await retakeQuarantinedBlock(chain, number, log);
+    const replaced = retaken.replacedHash ? ` (the chain replaced ${retaken.replacedHash} there)` : '';
+    process.stdout.write(`block ${number} ${retaken.hash} retaken: ${retaken.notifications} notifications recorded${replaced}\n`);
+  }
+  if (numbers.length === 0) process.stdout.write(`No quarantined blocks on chain ${chain.chainId}.\n`);
+}
+
+function settingsOf(chainId: string, devChainRpc: string): ChainSettings {
+  return chainsFromEnvironment(process.env).find((chain) => chain.chainId === chainId) ?? devChainSettings(chainId, devChainRpc);
+}
+
+/** The store npm start runs: the blocks are in it. */
+async function useNpmStartStore(): Promise<void> {
+  const running = await useRunningStore();
+  if (running.at === 'nothing') throw new Error(`nothing listens on port ${running.port} (DYNAMODB_PORT): is npm start running?`);
+}

@@ -1,0 +1,73 @@
+import { HttpRequestError, RpcError, RpcRequestError, TimeoutError, WebSocketRequestError } from 'viem';
+import { LaggingNodeError } from './rpc';
+
+/** The store's answers that say "later", not "never": throttling and its own faults. */
+const TRANSIENT_STORE_ERRORS = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TransactionConflictException',
+  'TimeoutError',
+  'AbortError',
+]);
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET']);
+
+/** Deeper than any library nests its errors; a cycle of causes ends here. */
+const MAX_CAUSES = 20;
+
+/** What an error (or its cause) may say of itself: viem's errors have `details`, JSON-RPC's and Node's a `code`. */
+export interface ErrorCause {
+  name?: string;
+  message?: string;
+  details?: string;
+  code?: unknown;
+  cause?: unknown;
+}
+
+/** An error and the errors it was caused by (its `cause`, theirs, ...), outermost first. */
+export function causes(error: unknown): ErrorCause[] {
+  const chain: ErrorCause[] = [];
+  for (let cause = error; cause instanceof Object && chain.length < MAX_CAUSES; cause = (cause as ErrorCause).cause) chain.push(cause as ErrorCause);
+  return chain;
+}
+
+/**
+ * Whether a failed step may succeed by asking again: the node behind or failing (any error of the
+ * JSON-RPC exchange), the network, the store throttling or failing on its side. Anything else (the
+ * store refusing an item, a block the code cannot handle) fails the same way every time.
+ */
+export function isTransientFault(error: unknown): boolean {
+  for (const cause of causes(error)) {
+    if (
+      cause instanceof LaggingNodeError ||
+      cause instanceof HttpRequestError ||
+      cause instanceof TimeoutError ||
+      cause instanceof RpcRequestError ||
+      cause instanceof RpcError ||
+      cause instanceof WebSocketRequestError
+    ) {
+      return true;
+    }
+    const { name, code, $fault, $retryable, message } = cause as { name?: string; code?: unknown; $fault?: string; $retryable?: unknown; message?: string };
+    if ($fault === 'server' || $retryable || TRANSIENT_STORE_ERRORS.has(name ?? '') || NETWORK_ERROR_CODES.has(String(code))) return true;
+    if (cause instanceof TypeError && message === 'fetch failed') return true;
+  }
+  return false;
+}
+
+const MAX_DESCRIPTION_CHARS = 1000;
+
+/** The error's name and message, without the RPC URL (it may hold a provider's key), at most 1 000 characters. */
+export function describeFault(error: unknown, rpcUrl: string): string {
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return message
+    .split(rpcUrl)
+    .join('<rpc url>')
+    .split('\n')
+    .filter((line) => !/URL:/.test(line))
+    .slice(0, 3)
+    .join(' ')
+    .slice(0, MAX_DESCRIPTION_CHARS);
+}

@@ -1,0 +1,97 @@
+import { chmod, lstat, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { useTempDir } from '../support/temp-dir';
+import { logLines, runScript, startServerProcess } from '../support/processes';
+
+const dataDirs = useTempDir('webhooks-data-dir-private-');
+
+/** Every file and directory under `root` (itself included), relative to it, with its permission bits. */
+async function walk(root: string, relative = '.'): Promise<{ entry: string; mode: number; directory: boolean }[]> {
+  const stats = await lstat(path.join(root, relative));
+  const here = { entry: relative, mode: stats.mode & 0o777, directory: stats.isDirectory() };
+  if (!stats.isDirectory()) return [here];
+  const names = await readdir(path.join(root, relative));
+  return [here, ...(await Promise.all(names.map((name) => walk(root, path.join(relative, name))))).flat()];
+}
+
+/** The entries under `root` that are open to anyone but their owner: none, when DATA_DIR is private. */
+async function openToOthers(root: string): Promise<string[]> {
+  return (await walk(root)).filter(({ mode, directory }) => mode !== (directory ? 0o700 : 0o600)).map(({ entry, mode }) => `${entry} ${mode.toString(8)}`);
+}
+
+async function loosen(root: string): Promise<void> {
+  for (const { entry, directory } of await walk(root)) await chmod(path.join(root, entry), directory ? 0o755 : 0o644);
+}
+
+const storeClient = (port: number, secretAccessKey: string) =>
+  new DynamoDBClient({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'local', secretAccessKey } });
+
+describe('npm start keeps DATA_DIR private and its store to its own processes', () => {
+  it("makes DATA_DIR 0700 and everything in it 0600 (the store's files, the dev chain's, the keys); the store refuses browsers and anything without DATA_DIR's credential", async () => {
+    const dataDir = path.join(dataDirs(), 'data');
+    const credentialFile = path.join(dataDir, 'store-credential');
+    const server = await startServerProcess({ DATA_DIR: dataDir });
+    try {
+      expect(await openToOthers(dataDir)).toEqual([]);
+      const port = server.dynamoDbPort;
+      const fromPage = await fetch(`http://127.0.0.1:${port}`, {
+        method: 'POST',
+        headers: { origin: 'http://page.example', 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.ListTables' },
+        body: '{}',
+      });
+      expect(fromPage.status).toBe(403);
+      expect(fromPage.headers.get('access-control-allow-origin')).toBeNull();
+      await expect(storeClient(port, 'local').send(new ListTablesCommand({}))).rejects.toMatchObject({ $metadata: { httpStatusCode: 403 } });
+      const secret = (await readFile(credentialFile, 'utf8')).trim();
+      await expect(storeClient(port, secret).send(new ListTablesCommand({}))).resolves.toMatchObject({ TableNames: ['webhooks'] });
+
+      // The keys CLI signs with its DATA_DIR's credential: with another data directory, the server refuses it and names its own.
+      const cli = await runScript('infra/keys-cli.ts', ['create', '--account', 'acme'], { DATA_DIR: dataDir, DYNAMODB_PORT: String(port) });
+      expect(cli.code).toBe(0);
+      const elsewhere = await runScript('infra/keys-cli.ts', ['list', '--account', 'acme'], { DATA_DIR: path.join(dataDirs(), 'other'), DYNAMODB_PORT: String(port) });
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.stderr).toContain(`this store serves only requests signed with the credential in ${credentialFile}`);
+      // The chain CLI's quarantine commands find npm start's store the same way (infra/local/running-store.ts).
+      const quarantine = await runScript('infra/chain-cli.ts', ['quarantine', 'list'], { DATA_DIR: dataDir, DYNAMODB_PORT: String(port) });
+      expect(quarantine).toMatchObject({ code: 0, stdout: expect.stringMatching(/^No quarantined blocks on chain \d+\.$/m) });
+      const quarantineElsewhere = await runScript('infra/chain-cli.ts', ['quarantine', 'list'], { DATA_DIR: path.join(dataDirs(), 'other'), DYNAMODB_PORT: String(port) });
+      expect(quarantineElsewhere.code).not.toBe(0);
+      expect(quarantineElsewhere.stderr).toContain(`this store serves only requests signed with the credential in ${credentialFile}`);
+    } finally {
+      expect(await server.stop('SIGTERM')).toBe(0);
+    }
+    const offline = await runScript('infra/keys-cli.ts', ['list', '--account', 'acme'], { DATA_DIR: dataDir, DYNAMODB_PORT: String(server.dynamoDbPort) });
+    expect(offline.code).toBe(0);
+    expect(offline.stdout).toMatch(/active$/m);
+
+    const entries = (await walk(dataDir)).map(({ entry }) => entry);
+    // What the walk must have seen for it to mean anything: the store's log, anvil's state, the keys.
+    expect(entries).toEqual(
+      expect.arrayContaining(['store-credential', 'page-token.key', 'dev-api-key', path.join('dev-chain', 'state.json'), expect.stringMatching(/^dynamodb\/\d+\.log$/)]),
+    );
+    expect(await openToOthers(dataDir)).toEqual([]);
+  }, 60_000);
+
+  it('tightens a DATA_DIR made with looser modes (by an earlier version), and says so; so does the keys CLI', async () => {
+    const dataDir = path.join(dataDirs(), 'loose');
+    expect(await (await startServerProcess({ DATA_DIR: dataDir, DEV_CHAIN: 'off' })).stop('SIGTERM')).toBe(0);
+    await loosen(dataDir);
+    expect(await openToOthers(dataDir)).not.toEqual([]);
+
+    const server = await startServerProcess({ DATA_DIR: dataDir, DEV_CHAIN: 'off' });
+    expect(await server.stop('SIGTERM')).toBe(0);
+    // The keys CLI needs the server's DATA_DIR as much as its port.
+    expect(server.output()).toContain(`More keys: DATA_DIR=${dataDir} DYNAMODB_PORT=${server.dynamoDbPort} npm run keys`);
+    expect(logLines(server.output()).filter((line) => String(line.message).startsWith('made DATA_DIR private'))).toEqual([
+      expect.objectContaining({ level: 'WARN', dataDir, tightened: expect.any(Number) }),
+    ]);
+    expect(await openToOthers(dataDir)).toEqual([]);
+
+    await loosen(dataDir);
+    const cli = await runScript('infra/keys-cli.ts', ['list', '--account', 'dev'], { DATA_DIR: dataDir, DYNAMODB_PORT: String(server.dynamoDbPort) });
+    expect(cli.code).toBe(0);
+    expect(cli.stderr).toContain(`Made ${dataDir} private`);
+    expect(await openToOthers(dataDir)).toEqual([]);
+  }, 60_000);
+});
