@@ -35,6 +35,8 @@ export interface EmbeddedDynamoDbOptions {
   credentialFile?: string;
 }
 
+const STORE_MAX_CONNECTIONS = 1024;
+
 /**
  * dynalite: DynamoDB's wire protocol and validation over LevelDB, in this process. The data
  * directory is opened once first: dynalite opens it lazily and turns a failure into "Database is
@@ -46,6 +48,11 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions): P
   const credential = options.credentialFile ? await credentialIn(options.credentialFile) : undefined;
   const server: Server = dynalite({ path: options.directory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   guardStore(server, credential);
+  // Bounds on what a local process can hold open: the service's clients keep at most a few hundred
+  // sockets (50 per process), and their requests arrive whole in milliseconds.
+  server.maxConnections = STORE_MAX_CONNECTIONS;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(error.code === 'EADDRINUSE' ? portInUse(options.port, options.portVariable ?? 'DYNAMODB_PORT') : error),

@@ -32,13 +32,16 @@ export function guardStore(server: Server, credential: StoreCredential | undefin
     // Before any of the body is read: only a request signed the way the SDK signs may make the store read one.
     const signature = signatureOf(request);
     if (!signature) return refuse(response, 403, unsigned);
-    void readBoundedBody(request, MAX_REQUEST_BYTES, 'stop').then((body) => {
-      if (body === undefined) return refuse(response, 413, `a request body is at most ${MAX_REQUEST_BYTES} bytes`);
-      if (!signedWith(credential.secret, signature, request, body)) return refuse(response, 403, unsigned);
-      // dynalite reads the body from the request's stream: it gets a stream of the body already read.
-      const replayed = Object.assign(Readable.from(body.length > 0 ? [body] : []), { headers: request.headers, method: request.method, url: request.url });
-      serve(replayed as unknown as IncomingMessage, response);
-    }, () => response.destroy());
+    readBoundedBody(request, MAX_REQUEST_BYTES, 'stop')
+      .then((body) => {
+        if (body === undefined) return refuse(response, 413, `a request body is at most ${MAX_REQUEST_BYTES} bytes`);
+        if (!signedWith(credential.secret, signature, request, body)) return refuse(response, 403, unsigned);
+        // dynalite reads the body from the request's stream: it gets a stream of the body already read.
+        const replayed = Object.assign(Readable.from(body.length > 0 ? [body] : []), { headers: request.headers, method: request.method, url: request.url });
+        serve(replayed as unknown as IncomingMessage, response);
+      })
+      // Whatever a request holds, it costs that request alone: an error here must never reach the process (the store's exit stops npm start).
+      .catch(() => response.destroy());
   });
 }
 
@@ -91,9 +94,11 @@ function signedWith(secret: string, { date, day, region, service, signedHeaders,
   return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
 }
 
+/** The header's value as the signer saw it; a name that is not a header of the request (`constructor`, say) has none. */
 function headerValue(request: IncomingMessage, name: string): string {
-  const value = request.headers[name];
-  return (Array.isArray(value) ? value.join(',') : (value ?? '')).trim().replace(/\s+/g, ' ');
+  const value: unknown = Object.hasOwn(request.headers, name) ? request.headers[name] : undefined;
+  const text = Array.isArray(value) ? value.join(',') : typeof value === 'string' ? value : '';
+  return text.trim().replace(/\s+/g, ' ');
 }
 
 let cachedKey: { scope: string; key: Buffer } | undefined;

@@ -57,6 +57,19 @@ export function isTransientFault(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether the node was behind, slow, failing on its side or out of reach: faults that never
+ * quarantine a block, however long they last. A node that answers, with an error, is another matter.
+ */
+export function isNodeUnavailable(error: unknown): boolean {
+  for (const cause of causes(error)) {
+    if (cause instanceof LaggingNodeError || cause instanceof TimeoutError) return true;
+    if (cause instanceof HttpRequestError) return cause.status === undefined || cause.status >= 500 || cause.status === 429;
+    if (NETWORK_ERROR_CODES.has(String(cause.code)) || (cause instanceof TypeError && cause.message === 'fetch failed')) return true;
+  }
+  return false;
+}
+
 const MAX_DESCRIPTION_CHARS = 1000;
 
 /** The error's name and message, without the RPC URL (it may hold a provider's key), at most 1 000 characters. */

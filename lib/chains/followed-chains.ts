@@ -2,7 +2,7 @@
 import type { PublicChainFacts } from '../config/chains';
 import { runtimeConfig } from '../config/runtime';
 import { BadRequest } from '../errors';
-import { QUARANTINED_BLOCKS_SHOWN, type ChainInfo, type ChainList } from '../schemas/chains';
+import { QUARANTINED_BLOCKS_SHOWN, QUARANTINE_RECORDS_COUNTED, type ChainInfo, type ChainList } from '../schemas/chains';
 import { getChainHead, getCheckpoint, newestQuarantinedBlocks } from '../store/chains';
 
 /** Longer than a follower's pause between steps, or a hand-over between two follower functions on AWS. */
@@ -25,7 +25,7 @@ async function followedChainInfo(chain: PublicChainFacts, now: number): Promise<
   const [checkpoint, head, quarantinedBlocks] = await Promise.all([
     getCheckpoint(chain.chainId),
     getChainHead(chain.chainId),
-    newestQuarantinedBlocks(chain.chainId, QUARANTINED_BLOCKS_SHOWN),
+    newestQuarantinedBlocks(chain.chainId, QUARANTINED_BLOCKS_SHOWN, QUARANTINE_RECORDS_COUNTED),
   ]);
   return {
     chainId: chain.chainId,

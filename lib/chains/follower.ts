@@ -11,7 +11,7 @@ import type { ChainSettings } from '../config/chains';
 import { recordNotifications } from '../deliveries/messages';
 import { inChunks } from '../store/batch';
 import { getCheckpoint, getUnhashedCheckpoint, moveCheckpoint, putQuarantinedBlock, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
-import { describeFault, isTransientFault } from './faults';
+import { describeFault, isNodeUnavailable, isTransientFault } from './faults';
 import { matchBlocks } from './matcher';
 import { BlockNotifications, WebhooksFailed } from './notifications';
 import { tokenAddressesOf } from './payload';
@@ -211,11 +211,13 @@ export class ChainFollower {
   }
 
   /**
-   * Counts a failure to fetch the block after the checkpoint while the node answers (its head): throws
+   * Counts a failure to fetch the block after the checkpoint while the node answers (its head), with
+   * an answer rather than being behind, slow or down (isNodeUnavailable: never counted): throws
    * the error, or, once the block has failed so UNREADABLE_AFTER_ATTEMPTS times in a row, quarantines
    * it (a node failing on one block's receipts every time, say) and returns it as taken.
    */
   private async unreadableBlock(number: number, error: unknown, result: StepResult): Promise<BlockRef> {
+    if (isNodeUnavailable(error)) throw error;
     const attempts = (this.unreadable?.number === number ? this.unreadable.attempts : 0) + 1;
     this.unreadable = { number, attempts };
     const reason = describeFault(error, this.chain.rpcUrl);

@@ -2,7 +2,8 @@
  * The notifications of a run of blocks for the webhooks they match. A transaction's event is built
  * once per (includeLogs, includeInternalTxs), and cut to fit once when too large to store
  * (docs/chain-follower.md): one account's thousand webhooks on one huge transaction cost one event
- * and one cut, not a thousand.
+ * and one cut, not a thousand, and, being handed the same object, one serialisation and one gzip
+ * (lib/deliveries/messages.ts).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';

@@ -13,8 +13,14 @@ const LISTS = ['erc20Transfers', 'erc721Transfers', 'erc1155Transfers', 'interna
 /** The event as recorded in place of one that does not fit: see the file's comment. */
 export function fittedEvent(event: AddressActivityEvent, fits: Fits): AddressActivityEvent {
   const logs = event.logs ?? [];
-  const withLogs = (kept: number): AddressActivityEvent =>
-    kept === logs.length ? event : { ...event, logs: logs.slice(0, kept), omitted: { ...event.omitted, logs: logs.length - kept } };
+  // The same object for the same count: the one recorded is the one `fits` measured, whose serialisation is kept with it.
+  const tried = new Map<number, AddressActivityEvent>();
+  const withLogs = (kept: number): AddressActivityEvent => {
+    if (kept === logs.length) return event;
+    let cut = tried.get(kept);
+    if (!cut) tried.set(kept, (cut = { ...event, logs: logs.slice(0, kept), omitted: { ...event.omitted, logs: logs.length - kept } }));
+    return cut;
+  };
   if (logs.length > 0 && fits(withLogs(0))) {
     // The most logs that fit: `low` fits, `high` does not.
     let [low, high] = [0, logs.length];

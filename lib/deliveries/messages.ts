@@ -14,11 +14,22 @@ import type {
 } from '../schemas/deliveries';
 import type { Webhook } from '../schemas/webhook';
 import { countWebhookCall } from '../limits/call-rates';
-import { getMessage, isStorableBody, putNewMessage, queryMessages, type Message, type MessageRef } from '../store/messages';
+import {
+  getMessage,
+  isStorableBody,
+  putNewMessage,
+  queryMessages,
+  sharedPart,
+  type BodyParts,
+  type Message,
+  type MessageRef,
+  type NewMessage,
+  type SharedPart,
+} from '../store/messages';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
 import { queueAgainNow, queueDeliveries } from './queue';
-import { canonicalBody } from './signing';
+import { canonicalJson, envelopeAround } from './signing';
 import { sweepGraceMs } from './sweep';
 
 /** What a notification says: the hosted API's envelope holds it with the webhook's id, the event type and the message id. */
@@ -33,6 +44,20 @@ export interface Notification {
    * an event goes to. Without it, a notification too large to store is an error.
    */
   fitted?: (fits: (event: unknown) => boolean) => unknown;
+}
+
+const eventParts = new WeakMap<object, SharedPart>();
+
+/**
+ * The event's canonical text, gzipped at most once: once per event object, so that an event (or
+ * cut) the chain follower shares between a thousand webhooks is serialised and compressed once, not
+ * a thousand times. An event is never changed once given to be recorded.
+ */
+function eventPart(event: unknown): SharedPart {
+  if (typeof event !== 'object' || event === null) return sharedPart(canonicalJson(event));
+  let part = eventParts.get(event);
+  if (!part) eventParts.set(event, (part = sharedPart(canonicalJson(event))));
+  return part;
 }
 
 /**
@@ -52,10 +77,11 @@ export async function recordNotifications(account: string, webhookId: string, no
   const ids: string[] = [];
   const now = Date.now();
   for (const { eventType, event, messageId = uuidv7(), fitted } of notifications) {
-    const bodyOf = (content: unknown) => canonicalBody({ webhookId, eventType, messageId, event: content });
+    const { before, after } = envelopeAround({ webhookId, eventType, messageId });
+    const bodyOf = (content: unknown): BodyParts => [before, eventPart(content), after];
     const body = bodyOf(fitted ? fitted((content) => isStorableBody(bodyOf(content), ENVELOPE_SPARE_BYTES)) : event);
     const createdAt = uuidv7Time(messageId);
-    const message: Message = {
+    const message: NewMessage = {
       account,
       webhookId,
       messageId,
@@ -69,7 +95,7 @@ export async function recordNotifications(account: string, webhookId: string, no
       sweepAt: now + sweepGraceMs(),
       attemptLog: [],
     };
-    if (await putNewMessage(message)) recorded.push(message);
+    if (await putNewMessage(message)) recorded.push({ account, webhookId, messageId });
     ids.push(messageId);
   }
   await queueDeliveries(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));

@@ -37,7 +37,32 @@ export function signingKey(hexSecret: string): Buffer {
 
 /** The body as sent and signed: canonical JSON (RFC 8785, as the hosted API's Node receivers compute it). */
 export function canonicalBody(message: unknown): string {
-  return canonicalize(message);
+  return canonicalJson(message);
+}
+
+/** Canonical JSON (RFC 8785) of any value: a body's, or an event's within its envelope. */
+export function canonicalJson(value: unknown): string {
+  return canonicalize(value);
+}
+
+/** What a notification's envelope holds besides its event. */
+export interface EnvelopeIds {
+  webhookId: string;
+  eventType: string;
+  messageId: string;
+}
+
+/**
+ * The canonical body of the envelope {webhookId, eventType, messageId, event} around its event's
+ * canonical text: `before + canonicalJson(event) + after` is `canonicalBody` of the envelope,
+ * because RFC 8785 sorts the keys and `event` comes first. An event shared by many webhooks is
+ * serialised once.
+ */
+export function envelopeAround({ webhookId, eventType, messageId }: EnvelopeIds): { before: string; after: string } {
+  return {
+    before: '{"event":',
+    after: `,"eventType":${canonicalize(eventType)},"messageId":${canonicalize(messageId)},"webhookId":${canonicalize(webhookId)}}`,
+  };
 }
 
 /** The headers that sign one attempt of a notification; `body` is sent exactly as given (already canonical). */

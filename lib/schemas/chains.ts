@@ -11,6 +11,8 @@ const networkToken = z.object({
 
 /** The quarantined blocks a chain shows beside their count: the operator's list (docs/chain-follower.md) has them all. */
 export const QUARANTINED_BLOCKS_SHOWN = 10;
+/** Quarantine records read at most to count a chain's quarantined blocks: any caller may ask, often. */
+export const QUARANTINE_RECORDS_COUNTED = 1000;
 
 /** Ours, beside the hosted fields: how far the service has followed the chain. Block numbers are absent until the follower's first step. */
 const followerState = z.object({
@@ -20,7 +22,7 @@ const followerState = z.object({
   lag: z.number().int().optional().describe('headBlock minus checkpointBlock, in blocks'),
   quarantinedBlocks: z
     .object({
-      count: z.number().int().describe('How many blocks of the chain are quarantined'),
+      count: z.number().int().describe(`How many blocks of the chain are quarantined whole (counted up to ${QUARANTINE_RECORDS_COUNTED}); one webhook's notifications quarantined alone are not shown`),
       newest: z
         .array(
           z.object({

@@ -178,21 +178,21 @@ export async function listQuarantinedBlocks(chainId: string): Promise<Quarantine
 export type QuarantinedBlockShown = Pick<QuarantinedBlock, 'number' | 'hash' | 'quarantinedAt'>;
 
 /**
- * How many blocks the chain has quarantined, and the newest `limit` of them, newest first, once each
- * (a block may have a record per webhook). One query of `limit` records while there are no more.
+ * How many blocks of the chain are quarantined whole, and the newest `limit` of them, newest first.
+ * A record of one webhook's notifications (its `webhookId`) is that account's matter, not shown to
+ * others. At most `counted` records are read.
  */
-export async function newestQuarantinedBlocks(chainId: string, limit: number): Promise<{ count: number; newest: QuarantinedBlockShown[] }> {
-  const query = {
+export async function newestQuarantinedBlocks(chainId: string, limit: number, counted: number): Promise<{ count: number; newest: QuarantinedBlockShown[] }> {
+  const { items } = await queryItems({
     ...quarantinedBlocksQuery(chainId),
     ScanIndexForward: false,
+    Limit: counted,
+    FilterExpression: 'attribute_not_exists(webhookId)',
     ProjectionExpression: '#number, #hash, quarantinedAt',
     ExpressionAttributeNames: { '#number': 'number', '#hash': 'hash' },
-  };
-  const page = await queryItems({ ...query, Limit: limit });
-  const items = page.lastEvaluatedKey ? (await queryAllItems(query)).items : page.items;
-  const blocks = new Map<number, QuarantinedBlockShown>();
-  for (const { number, hash, quarantinedAt } of items) if (!blocks.has(number)) blocks.set(number, { number, ...(hash ? { hash } : {}), quarantinedAt });
-  return { count: blocks.size, newest: [...blocks.values()].slice(0, limit) };
+  });
+  const blocks = items.map(({ number, hash, quarantinedAt }): QuarantinedBlockShown => ({ number, ...(hash ? { hash } : {}), quarantinedAt }));
+  return { count: blocks.length, newest: blocks.slice(0, limit) };
 }
 
 export async function deleteQuarantinedBlock(chainId: string, number: number, webhookId?: string): Promise<void> {

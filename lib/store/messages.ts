@@ -94,12 +94,39 @@ export class NotificationTooLarge extends Error {
   }
 }
 
+/** A part of many bodies (the chain follower's event shared by many webhooks): measured and gzipped once. */
+export interface SharedPart {
+  readonly text: string;
+  readonly bytes: number;
+  gzip(): Buffer;
+}
+
+export function sharedPart(text: string): SharedPart {
+  let gzip: Buffer | undefined;
+  return { text, bytes: Buffer.byteLength(text), gzip: () => (gzip ??= gzipSync(text)) };
+}
+
+/**
+ * A body as the parts it is the concatenation of. Gzipped part by part: gunzip reads concatenated
+ * gzip members as one, so that a shared part is compressed once for all the bodies holding it.
+ */
+export type BodyParts = Array<string | SharedPart>;
+
+/** A message to record: its body given whole or in parts. */
+export type NewMessage = Omit<Message, 'body'> & { body: string | BodyParts };
+
+const partsOf = (body: string | BodyParts): BodyParts => (typeof body === 'string' ? [body] : body);
+const bytesOf = (parts: BodyParts) => parts.reduce((sum, part) => sum + (typeof part === 'string' ? Buffer.byteLength(part) : part.bytes), 0);
+const gzipOf = (parts: BodyParts) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? gzipSync(part) : part.gzip())));
+const textOf = (parts: BodyParts) => parts.map((part) => (typeof part === 'string' ? part : part.text)).join('');
+
 /** The item attribute holding a body: `body` as is, or `bodyGzip` once large. */
-function storedBody(body: string): { body: string } | { bodyGzip: Uint8Array } {
-  const bytes = Buffer.byteLength(body);
+function storedBody(body: string | BodyParts): { body: string } | { bodyGzip: Uint8Array } {
+  const parts = partsOf(body);
+  const bytes = bytesOf(parts);
   if (bytes > MAX_BODY_BYTES) throw new NotificationTooLarge(bytes, bytes);
-  if (bytes <= COMPRESS_ABOVE_BYTES) return { body };
-  const bodyGzip = gzipSync(body);
+  if (bytes <= COMPRESS_ABOVE_BYTES) return { body: textOf(parts) };
+  const bodyGzip = gzipOf(parts);
   if (bodyGzip.byteLength > MAX_STORED_BODY_BYTES) throw new NotificationTooLarge(bytes, bodyGzip.byteLength);
   return { bodyGzip };
 }
@@ -112,11 +139,12 @@ const GZIP_OVERHEAD_BYTES = 1024;
  * (as it would be stored) only when its size does not tell: over MAX_BODY_BYTES it never fits, and
  * up to MAX_STORED_BODY_BYTES it always does.
  */
-export function isStorableBody(body: string, spareBytes = 0): boolean {
-  const bytes = Buffer.byteLength(body) + spareBytes;
+export function isStorableBody(body: string | BodyParts, spareBytes = 0): boolean {
+  const parts = partsOf(body);
+  const bytes = bytesOf(parts) + spareBytes;
   if (bytes > MAX_BODY_BYTES) return false;
-  if (bytes + GZIP_OVERHEAD_BYTES <= MAX_STORED_BODY_BYTES) return true;
-  return gzipSync(body).byteLength + spareBytes <= MAX_STORED_BODY_BYTES;
+  if (bytes + GZIP_OVERHEAD_BYTES * parts.length <= MAX_STORED_BODY_BYTES) return true;
+  return gzipOf(parts).byteLength + spareBytes <= MAX_STORED_BODY_BYTES;
 }
 
 const MESSAGE_FIELDS = [
@@ -140,7 +168,7 @@ const UNCLAIMED = '(attribute_not_exists(claimedUntil) OR claimedUntil <= :now)'
  * Records a new pending message, due now and swept up at `message.sweepAt`. False when it was
  * already recorded (the same id); NotificationTooLarge when its body cannot be stored.
  */
-export async function putNewMessage({ body, ...message }: Message): Promise<boolean> {
+export async function putNewMessage({ body, ...message }: NewMessage): Promise<boolean> {
   return conditionHeld(
     putItem({
       TableName: tableName(),

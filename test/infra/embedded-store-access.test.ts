@@ -136,6 +136,13 @@ describe('a store with a credential reads no more of a request than it must', ()
     expect(answer).toContain(path.join(dataDir(), 'store-credential'));
   });
 
+  it('refuses a signature naming headers the request does not have, such as `constructor`, and goes on serving', async () => {
+    const authorization = signatureForm.authorization.replace('SignedHeaders=host;x-amz-date', 'SignedHeaders=constructor;host;tostring;x-amz-date');
+    const response = await fetch(store.endpoint, { method: 'POST', headers: { ...listTables, ...signatureForm, authorization }, body: '{}' });
+    expect(response.status).toBe(403);
+    await expect(clientWith(store.endpoint, secret).send(new ListTablesCommand({}))).resolves.toMatchObject({ TableNames: [] });
+  });
+
   it('answers 413 to a body declared over its bound, reading none of it', async () => {
     const answer = await sendUnfinished(store.endpoint, [requestHead({ ...signatureForm, 'content-length': String(BOUND + 1) })]);
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);

@@ -380,7 +380,7 @@ export interface components {
                 lag?: number;
                 /** @description Blocks the follower went past without notifying them, after failing on them for a reason that does not go away; their reasons are for the operator (docs/chain-follower.md) */
                 quarantinedBlocks: {
-                    /** @description How many blocks of the chain are quarantined */
+                    /** @description How many blocks of the chain are quarantined whole (counted up to 1000); one webhook's notifications quarantined alone are not shown */
                     count: number;
                     /** @description The newest 10 of them, newest first */
                     newest: {

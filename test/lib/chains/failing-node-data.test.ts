@@ -12,12 +12,12 @@ import { startRpcProxy, type RpcProxy, type RpcResponse } from '../../support/rp
 import { stepsUntilCaughtUp } from '../../support/follower-steps';
 
 // One anvil behind a proxy that fails what a real node may fail on for good; each test follows it under a chain id of its own.
-const CHAIN_IDS = ['31383', '31384'];
+const CHAIN_IDS = ['31383', '31384', '31385'];
 const chain = useDevChain('31382');
 useEmbeddedStore({ [FOLLOWED_CHAINS_VARIABLE]: encodeFollowedChains(CHAIN_IDS.map(publicFactsOf)) });
 
 const DEV_ACCOUNT = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
-const faults = { tracesFailFor: new Set<string>(), receiptsFailFor: new Set<string>() };
+const faults = { tracesFailFor: new Set<string>(), receiptsFailFor: new Set<string>(), receiptsBehindFor: new Set<string>() };
 let proxy: RpcProxy;
 beforeAll(async () => {
   proxy = await startRpcProxy(chain.rpcUrl(), {
@@ -30,12 +30,14 @@ beforeAll(async () => {
         return { ...fromNode, result: transactions };
       }
       if (call.method === 'eth_getBlockReceipts' && faults.receiptsFailFor.has(hash)) return { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'internal error' } };
+      // A node behind: it knows the block, not yet its receipts.
+      if (call.method === 'eth_getBlockReceipts' && faults.receiptsBehindFor.has(hash)) return { jsonrpc: '2.0', id: call.id, result: null };
       return fromNode;
     },
   });
 });
 afterAll(() => proxy.close());
-afterEach(() => Object.assign(faults, { tracesFailFor: new Set(), receiptsFailFor: new Set() }));
+afterEach(() => Object.assign(faults, { tracesFailFor: new Set(), receiptsFailFor: new Set(), receiptsBehindFor: new Set() }));
 
 const silent = new Logger({ logLevel: 'SILENT' });
 
@@ -108,5 +110,24 @@ describe('a block whose receipts the node fails on every time, while it answers 
     await retakeQuarantinedBlock(settings, unreadable.blockNumber, silent);
     expect((await notified()).map((event) => event.transaction.txHash)).toEqual([unreadable.transactionHash]);
     expect(await quarantinedBlocks(settings)).toEqual([]);
+  });
+});
+
+describe('a block whose receipts a node behind does not have, however many times it is asked', () => {
+  test('is never quarantined: the follower waits at the block, then takes it once the node has them', async () => {
+    const { settings, follower } = await followed();
+    const address = randomAddress();
+    const notified = await watched(settings.chainId, address, false);
+    const behind = await nextBlock(address, 1n);
+    faults.receiptsBehindFor.add(behind.blockHash);
+    for (let step = 0; step < UNREADABLE_AFTER_ATTEMPTS * 2; step += 1) {
+      await expect(follower.step()).rejects.toThrow(/receipts/);
+    }
+    expect(await quarantinedBlocks(settings)).toEqual([]);
+    expect(await notified()).toEqual([]);
+
+    faults.receiptsBehindFor.clear();
+    await stepsUntilCaughtUp(follower, 30);
+    expect((await notified()).map((event) => event.transaction.txHash)).toEqual([behind.transactionHash]);
   });
 });

@@ -6,7 +6,15 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { canonicalize } from 'json-canonicalize';
 import { Webhook } from 'standardwebhooks';
-import { canonicalBody, signatureHeaders, standardWebhooksSecret, verifyNotification, type SigningSecrets } from '../../../lib/deliveries/signing';
+import {
+  canonicalBody,
+  canonicalJson,
+  envelopeAround,
+  signatureHeaders,
+  standardWebhooksSecret,
+  verifyNotification,
+  type SigningSecrets,
+} from '../../../lib/deliveries/signing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 /**
@@ -69,6 +77,19 @@ describe('signing', () => {
 
   it('writes canonical JSON: keys sorted at every depth, no whitespace', () => {
     expect(canonicalBody({ b: [{ d: 1, c: 'x' }], a: { f: true, e: null } })).toBe('{"a":{"e":null,"f":true},"b":[{"c":"x","d":1}]}');
+  });
+
+  it("puts an envelope around its event's canonical text as canonicalBody writes the whole envelope, byte for byte", () => {
+    const odd = ['', 'é', '日本語', '😀', '"', '\\', '\n\t\u0000\u001f\u007f', '\u2028\u2029', '</script>', '{"event":1}', ',"eventType":'];
+    const envelopes = [addressActivity(), addressActivity('Ünïcödé "quoted" \\ 💸')].map(({ event, ...ids }) => ({ ids, event }));
+    for (const [index, text] of odd.entries()) {
+      const ids = { webhookId: `${text}${randomUUID()}`, eventType: text || 'address_activity', messageId: `${randomUUID()}${text}` };
+      envelopes.push({ ids, event: { [text]: text, é: [text, index, -0, 1e21, 0.1, null, true], nested: { z: text, a: { [text]: index } } } });
+    }
+    for (const { ids, event } of envelopes) {
+      const { before, after } = envelopeAround(ids as never);
+      expect(before + canonicalJson(event) + after).toBe(canonicalBody({ ...ids, event }));
+    }
   });
 
   it('signs x-signature as base64 HMAC-SHA256 of the body, checked with node:crypto', () => {
