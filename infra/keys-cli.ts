@@ -4,8 +4,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_DYNAMODB_PORT, runtimeConfig } from '../lib/config/runtime';
-import type { UsagePlanName } from '../lib/config/stages';
-import { API_KEY_ID_PATTERN, isApiKeyForm, listApiKeys } from '../lib/keys/api-keys';
+import { stageSettings, type UsagePlanName } from '../lib/config/stages';
+import { API_KEY_ID_PATTERN, apiKeyId, isApiKeyForm, listApiKeys } from '../lib/keys/api-keys';
 import { describeDeployedStage, type DeployedStage } from './deployed-stage';
 import { createKey, revokeKey, type RevocationTarget } from './key-commands';
 import { dataDirOf, DEFAULT_DATA_DIR, ensureStoreCredential, makeDataDirPrivate } from './local/data-dir';
@@ -83,7 +83,10 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write('key' in target ? 'No such key.\n' : `Account '${target.account}' has no key ${target.keyId}.\n`);
       return 1;
     }
-    process.stdout.write(`${outcome}\n`);
+    const cacheSeconds = values.stage ? stageSettings(values.stage).authorizerCacheTtlSeconds : runtimeConfig().authorizerCacheTtlSeconds;
+    const within = cacheSeconds > 0 ? `within ${cacheSeconds} s (the authorizer cache: a key accepted in the last ${cacheSeconds} s is trusted until then)` : 'at once';
+    const takesEffect = outcome.startsWith('Revoked') ? ` It stops working ${within}.` : '';
+    process.stdout.write(`${outcome}${takesEffect}\n`);
     return 0;
   } finally {
     await embedded?.close();
@@ -105,9 +108,10 @@ async function revocationTargetOf(rest: string[], values: { account?: string; 'k
   if (rest.length !== 1) throw new UsageError('revoke takes the id of the key (as keys list shows it) with --account, or --key-file');
   const keyId = rest[0]!;
   if (keyId.startsWith('whk_')) {
+    const id = isApiKeyForm(keyId) ? `its id is ${apiKeyId(keyId)}: npm run keys -- revoke ${apiKeyId(keyId)} --account <its account>` : 'by its id (keys list --account <name>)';
     throw new UsageError(
-      'A key on the command line ends up in your shell history and in process listings. Revoke it by its id ' +
-        '(keys list --account <name>), or give it with --key-file <file> or --key-file - (stdin).',
+      `A key on the command line ends up in your shell history and in process listings: treat this one as leaked and revoke it, ${id}; ` +
+        'or give a key with --key-file <file> or --key-file - (stdin).',
     );
   }
   if (!API_KEY_ID_PATTERN.test(keyId)) throw new UsageError(`'${keyId}' is not a key id: 12 hex digits, as keys list shows them`);
@@ -185,7 +189,7 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(usage ? `${(error as Error).message}\n\n${USAGE}\n` : `Error: ${(error as Error).message}\n`);
+    process.stderr.write(usage ? `${(error as Error).message}\n(npm run keys -- --help lists the commands)\n` : `Error: ${(error as Error).message}\n`);
     process.exit(usage ? 2 : 1);
   },
 );

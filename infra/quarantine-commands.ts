@@ -5,6 +5,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { quarantinedBlocks, retakeQuarantinedBlock } from '../lib/chains/quarantine';
 import { chainsFromEnvironment, devChainSettings, type ChainSettings } from '../lib/config/chains';
+import { DEFAULT_DEV_CHAIN_ID } from './local/dev-chain';
 import { useRunningStore } from './local/running-store';
 
 export const QUARANTINE_USAGE = `  quarantine list [--chain <id>]                   the chain's quarantined blocks (default: the dev chain)
@@ -44,8 +45,16 @@ export async function quarantineCommand(args: string[], options: { all: boolean;
   if (numbers.length === 0) process.stdout.write(`No quarantined blocks on chain ${chain.chainId}.\n`);
 }
 
+/** The chain `npm start` follows as `chainId`: one of CHAIN_RPC_URLS, or its dev chain; any other is refused. */
 function settingsOf(chainId: string, devChainRpc: string): ChainSettings {
-  return chainsFromEnvironment(process.env).find((chain) => chain.chainId === chainId) ?? devChainSettings(chainId, devChainRpc);
+  const configured = chainsFromEnvironment(process.env);
+  const devChainId = process.env.DEV_CHAIN_ID || DEFAULT_DEV_CHAIN_ID;
+  const chain = configured.find((one) => one.chainId === chainId) ?? (chainId === devChainId ? devChainSettings(chainId, devChainRpc) : undefined);
+  if (!chain) {
+    const followed = [devChainId, ...configured.map((one) => one.chainId)].join(', ');
+    throw new QuarantineUsageError(`chain ${chainId} is not followed by npm start (followed: ${followed}; CHAIN_RPC_URLS adds chains)`);
+  }
+  return chain;
 }
 
 /** The store npm start runs: the blocks are in it. */

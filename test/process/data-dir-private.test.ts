@@ -55,6 +55,8 @@ describe('npm start keeps DATA_DIR private and its store to its own processes', 
       // The chain CLI's quarantine commands find npm start's store the same way (infra/local/running-store.ts).
       const quarantine = await runScript('infra/chain-cli.ts', ['quarantine', 'list'], { DATA_DIR: dataDir, DYNAMODB_PORT: String(port) });
       expect(quarantine).toMatchObject({ code: 0, stdout: expect.stringMatching(/^No quarantined blocks on chain \d+\.$/m) });
+      const unfollowed = await runScript('infra/chain-cli.ts', ['quarantine', 'list', '--chain', '1'], { DATA_DIR: dataDir, DYNAMODB_PORT: String(port) });
+      expect(unfollowed).toMatchObject({ code: 1, stderr: expect.stringContaining('chain 1 is not followed by npm start (followed: 31337') });
       const quarantineElsewhere = await runScript('infra/chain-cli.ts', ['quarantine', 'list'], { DATA_DIR: path.join(dataDirs(), 'other'), DYNAMODB_PORT: String(port) });
       expect(quarantineElsewhere.code).not.toBe(0);
       expect(quarantineElsewhere.stderr).toContain(`this store serves only requests signed with the credential in ${credentialFile}`);

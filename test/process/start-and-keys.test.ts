@@ -66,12 +66,13 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     expect(onCommandLine.code).toBe(2);
     expect(onCommandLine.stderr).toContain('--key-file');
     expect(onCommandLine.stderr).not.toContain(acme.lastLine);
+    const keyId = listed.stdout.split(' ', 1)[0]!;
+    expect(onCommandLine.stderr).toContain(`treat this one as leaked and revoke it, its id is ${keyId}: npm run keys -- revoke ${keyId} --account <its account>`);
     expect((await call(first, acme.lastLine, 'GET', '/v1/webhooks')).status).toBe(200);
     // Revoked by the id the listing shows, without holding the key.
-    const keyId = listed.stdout.split(' ', 1)[0]!;
     const revoked = await runScript('infra/keys-cli.ts', ['revoke', keyId, '--account', 'acme'], cliEnv);
     expect(revoked.code).toBe(0);
-    expect(revoked.stdout).toBe(`Revoked key ${keyId} of account 'acme'.\n`);
+    expect(revoked.stdout).toBe(`Revoked key ${keyId} of account 'acme'. It stops working at once.\n`);
     const acmeKeyFile = path.join(dataDirPath(), 'acme-key');
     writeFileSync(acmeKeyFile, `${acme.lastLine}\n`, { mode: 0o600 });
     const again = await runScript('infra/keys-cli.ts', ['revoke', '--key-file', acmeKeyFile], cliEnv);
