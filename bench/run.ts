@@ -2,9 +2,11 @@ import '../infra/local/node-version-warning';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { localLogger } from '../infra/local/local-logger';
+import { encodeFollowedChains, FOLLOWED_CHAINS_VARIABLE, publicFactsOf } from '../lib/config/chains';
+import { stageSettings } from '../lib/config/stages';
 import { logger } from '../lib/logger';
 import { addresses } from './sections/addresses';
-import { chains } from './sections/chains';
+import { BENCH_CHAIN_IDS, chains } from './sections/chains';
 import { coldStart } from './sections/cold-start';
 import { delivery } from './sections/delivery';
 import { latency } from './sections/latency';
@@ -33,6 +35,8 @@ async function main(argv: string[]) {
     progress: (message) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${message}\n`),
   };
   const wanted = (section: string) => !only || only.includes(section);
+  // Webhooks are refused on a chain the service does not follow: this process follows the stage's and the chains section's.
+  process.env[FOLLOWED_CHAINS_VARIABLE] = encodeFollowedChains([...stageSettings('local').followedChains, ...Object.values(BENCH_CHAIN_IDS)].map(publicFactsOf));
   // The addresses section's full run puts some 6 million items in the in-memory store: about 7 GiB.
   const store = await startBenchStore(wanted('addresses') ? { maxOldSpaceMiB: 12_288 } : {});
   installDynamoDbCounter(); // before this process's first DynamoDB call: see its comment
