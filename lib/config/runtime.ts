@@ -113,7 +113,6 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, stage: StageSettings =
 
 function localGatewayBounds(env: NodeJS.ProcessEnv): LocalGatewayBounds {
   const bounds = {
-    ...DEFAULT_LOCAL_GATEWAY_BOUNDS,
     maxConnections: positiveNumber(env, 'GATEWAY_MAX_CONNECTIONS') ?? DEFAULT_LOCAL_GATEWAY_BOUNDS.maxConnections,
     headersTimeoutSeconds: positiveNumber(env, 'GATEWAY_HEADERS_TIMEOUT_SECONDS') ?? DEFAULT_LOCAL_GATEWAY_BOUNDS.headersTimeoutSeconds,
     requestTimeoutSeconds: positiveNumber(env, 'GATEWAY_REQUEST_TIMEOUT_SECONDS') ?? DEFAULT_LOCAL_GATEWAY_BOUNDS.requestTimeoutSeconds,
