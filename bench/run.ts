@@ -8,9 +8,12 @@ import { logger } from '../lib/logger';
 import { addresses } from './sections/addresses';
 import { BENCH_CHAIN_IDS, chains } from './sections/chains';
 import { coldStart } from './sections/cold-start';
+import { cost } from './sections/cost';
 import { delivery } from './sections/delivery';
+import { keys } from './sections/keys';
 import { latency } from './sections/latency';
 import { listCost } from './sections/list-cost';
+import { noisyNeighbour } from './sections/noisy';
 import { heapPerKey, peakRss } from './sections/memory';
 import { throttling } from './sections/throttling';
 import { formatTable, type BenchOptions, type Figure } from './support/report';
@@ -18,7 +21,7 @@ import { startBenchService } from './support/service';
 import { installDynamoDbCounter, instrumentDynamoDb, startBenchStore } from './support/store';
 
 /**
- * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,chains,addresses] [--out=file]`:
+ * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,noisy,cost,chains,keys,addresses] [--out=file]`:
  * what the service costs, each timing a ratio against a baseline measured side by side in the same
  * run. Progress goes to stderr; the table (or JSON) to stdout; the figures also to bench/results.json.
  */
@@ -61,7 +64,10 @@ async function main(argv: string[]) {
     if (wanted('cold')) figures.push(...(await coldStart(options, store.env)));
     if (wanted('throttle')) figures.push(...(await throttling(options, store.env)));
     if (wanted('delivery')) figures.push(...(await delivery(options, store)));
+    if (wanted('noisy')) figures.push(...(await noisyNeighbour(options, store)));
+    if (wanted('cost')) figures.push(...(await cost(options)));
     if (wanted('chains')) figures.push(...(await chains(options, instrumentDynamoDb())));
+    if (wanted('keys')) figures.push(...(await keys(options)));
     // Last: it leaves the store holding millions of items, which the sections above should not meet.
     if (wanted('addresses')) figures.push(...(await addresses(options, store)));
   } finally {

@@ -2,6 +2,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { followChain } from '../lib/chains/follow-loop';
+import { deliveryQueueSender } from '../lib/deliveries/sqs-queue';
 import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, CHAIN_METRICS_SERVICE, CHAIN_QUARANTINE_METRIC, followedChainOnce } from '../lib/config/chains';
 import { runtimeConfig } from '../lib/config/runtime';
 import { lambdaContextInLogs, logger } from '../lib/logger';
@@ -25,6 +26,7 @@ export const handler = middy(async (_event: unknown, context: Context) => {
     deadline,
     signal: new AbortController().signal,
     log: logger,
+    queue: deliveryQueueSender(),
     onStep: ({ lag, quarantined }) => {
       if (!quarantined && Date.now() - publishedAt < LAG_METRIC_INTERVAL_MS) return;
       publishedAt = Date.now();

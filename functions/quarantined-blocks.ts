@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import { answerQuarantineRequest, type QuarantineRequest } from '../lib/chains/quarantine';
 import { followedChainOnce } from '../lib/config/chains';
+import { deliveryQueueSender } from '../lib/deliveries/sqs-queue';
 import { lambdaContextInLogs, logger } from '../lib/logger';
 
 /**
@@ -8,6 +9,6 @@ import { lambdaContextInLogs, logger } from '../lib/logger';
  * `aws lambda invoke --function-name webhooks-prod-quarantinedBlocks43114 --payload '{"retake":123}' out.json`:
  * `{}` lists the chain's quarantined blocks, `{"retake": <block>}` takes one again.
  */
-export const handler = middy(async (event: QuarantineRequest | null) => answerQuarantineRequest(await followedChainOnce(), event, logger)).use(
+export const handler = middy(async (event: QuarantineRequest | null) => answerQuarantineRequest(await followedChainOnce(), event, logger, deliveryQueueSender())).use(
   lambdaContextInLogs(),
 );

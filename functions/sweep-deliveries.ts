@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { queueDeliveries } from '../lib/deliveries/queue';
 import { runResumeJobs } from '../lib/deliveries/resume';
+import { deliveryQueueSender } from '../lib/deliveries/sqs-queue';
 import { dueMessages } from '../lib/deliveries/sweep';
 import { lambdaContextInLogs, logger } from '../lib/logger';
 
@@ -16,11 +16,12 @@ const LIMIT_PER_SHARD = 1_000;
  */
 export const handler = middy(async (_event: unknown, context: Context) => {
   const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
-  let queued = await runResumeJobs(deadline);
+  const queue = deliveryQueueSender();
+  let queued = await runResumeJobs(deadline, queue);
   do {
     const now = Date.now();
     const due = await dueMessages(now, LIMIT_PER_SHARD);
-    await queueDeliveries(due.map((ref) => ({ ...ref, at: now })));
+    await queue.send(due.map((ref) => ({ ...ref, at: now })));
     queued += due.length;
     if (due.length === 0) break;
   } while (Date.now() < deadline);

@@ -4,6 +4,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { quarantinedBlocks, retakeQuarantinedBlock } from '../lib/chains/quarantine';
+import { NO_QUEUE } from '../lib/deliveries/queue';
 import { chainsFromEnvironment, devChainSettings, type ChainSettings } from '../lib/config/chains';
 import { DEFAULT_DEV_CHAIN_ID } from './local/dev-chain';
 import { useRunningStore } from './local/running-store';
@@ -38,7 +39,8 @@ export async function quarantineCommand(args: string[], options: { all: boolean;
   const numbers = block !== undefined ? [Number(block)] : [...new Set((await quarantinedBlocks(chain)).map(({ number }) => number))];
   const log = new Logger({ serviceName: 'chain-cli', logLevel: 'WARN' });
   for (const number of numbers) {
-    const retaken = await retakeQuarantinedBlock(chain, number, log);
+    // This process reaches no queue: the running service's sweep takes the recorded notifications up within seconds.
+    const retaken = await retakeQuarantinedBlock(chain, number, log, NO_QUEUE);
     const replaced = retaken.replacedHash ? ` (the chain replaced ${retaken.replacedHash} there)` : '';
     process.stdout.write(`block ${number} ${retaken.hash} retaken: ${retaken.notifications} notifications recorded${replaced}\n`);
   }

@@ -14,7 +14,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { StageSettings, UsagePlanName } from '../lib/config/stages';
-import { MAX_QUEUE_DELAY_SECONDS } from '../lib/deliveries/queue';
+import { consumerTimeoutSeconds, MAX_QUEUE_DELAY_SECONDS, MAX_QUEUE_RECEIVES, queueVisibilitySeconds } from '../lib/deliveries/queue';
 import { errorBody, methodNotAllowedMessage } from '../lib/errors';
 import { OPENAPI_DOCUMENT_PATH, openApiDocument } from '../lib/openapi/document';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
@@ -55,10 +55,21 @@ export const MAINTENANCE = {
     'dynamodb:BatchWriteItem',
   ] as TableAction[],
 };
-/** The delivery queue's consumer: reads a message with its webhook and secret, claims and records attempts, queues the next. */
+/**
+ * The delivery queue's consumer: reads a message with its webhook and secret, takes slots of its
+ * account's and host's pools and reads and records its endpoint's health, claims and records
+ * attempts, queues the next (and puts off what is refused a slot).
+ */
 export const DELIVERY_DISPATCH = {
   entry: 'functions/dispatch-deliveries.ts',
-  tableActions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as TableAction[],
+  tableActions: [
+    'dynamodb:GetItem',
+    'dynamodb:BatchGetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+  ] as TableAction[],
   queuesDeliveries: true,
   batchSize: 10,
 };
@@ -73,8 +84,6 @@ export const DELIVERY_SWEEP = {
   queuesDeliveries: true,
   timeoutSeconds: 60,
 };
-/** The dispatcher's timeout beyond one attempt's: the reads and writes around the attempt, and queueing the next. */
-const DISPATCH_MARGIN_SECONDS = 20;
 /** A gsi attribute type in `tableDefinition` as the CDK names it. */
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING } as const;
 const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PATCH', 'DELETE'];
@@ -109,7 +118,8 @@ export class WebhooksStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: stage.production,
-      // Finished messages, in Unix seconds; the embedded store has no TTL, and a local sweep does it.
+      // Finished messages and attempt slots, in Unix seconds; the embedded store has no TTL: a local sweep
+      // deletes messages, and a slot whose lease has ended is taken over.
       timeToLiveAttribute: EXPIRES_AT_ATTRIBUTE,
       removalPolicy,
     });
@@ -138,16 +148,16 @@ export class WebhooksStack extends Stack {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    const dispatchTimeoutSeconds = stage.delivery.attemptTimeoutSeconds + DISPATCH_MARGIN_SECONDS;
+    const dispatchTimeoutSeconds = consumerTimeoutSeconds(stage.delivery.attemptTimeoutSeconds);
+    // A fair queue with no property of its own: a standard queue whose messages carry a MessageGroupId
+    // (their account, lib/deliveries/sqs-queue.ts) is one.
     const deliveryQueue = new sqs.Queue(this, 'DeliveryQueue', {
       queueName: resourceName('deliveries'),
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      // Lambda's guidance for an SQS source: six times the consumer's timeout, so that a batch retried
-      // after a throttle is not received again meanwhile.
-      visibilityTimeout: Duration.seconds(6 * dispatchTimeoutSeconds),
+      visibilityTimeout: Duration.seconds(queueVisibilitySeconds(stage.delivery.attemptTimeoutSeconds)),
       retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: deliveryDeadLetters, maxReceiveCount: 5 },
+      deadLetterQueue: { queue: deliveryDeadLetters, maxReceiveCount: MAX_QUEUE_RECEIVES },
     });
 
     const operationFunction = (name: string, spec: FunctionSpec) => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { newLocalDeliveryQueue } from '../../infra/local/background-work';
 import { startDeliveryLoop } from '../../infra/local/delivery-loop';
 import { startChainFollowers } from '../../infra/local/chain-loop';
 import { startDevChain } from '../../infra/local/dev-chain';
@@ -18,6 +19,7 @@ import { moveCheckpoint } from '../../lib/store/chains';
 import { createWebhook } from '../../lib/webhooks/webhooks';
 import { figure, median, type BenchOptions, type Figure } from '../support/report';
 import type { DynamoDbCounter } from '../support/store';
+import { NO_QUEUE } from '../../lib/deliveries/queue';
 
 /** The chains of this section, one per part (webhooks are refused on a chain the service does not follow: bench/run.ts declares them). */
 export const BENCH_CHAIN_IDS = { matching: '7000001', catchUp: '8000001', endToEnd: '9000001' };
@@ -132,7 +134,7 @@ async function catchUp({ quick, progress }: BenchOptions): Promise<Figure[]> {
       floorRuns.push(blockCount / ((performance.now() - started) / 1000));
 
       const runChain = `${chainId}${round}`;
-      const follower = new ChainFollower({ ...devChainSettings(runChain, chain.rpcUrl), traces: false }, localLogger);
+      const follower = new ChainFollower({ ...devChainSettings(runChain, chain.rpcUrl), traces: false }, localLogger, NO_QUEUE);
       const genesis = (await node.blockHashAt(0))!;
       await moveCheckpoint(runChain, undefined, { number: 0, hash: genesis, recent: [{ number: 0, hash: genesis }] });
       started = performance.now();
@@ -163,8 +165,9 @@ async function endToEnd({ quick, progress }: BenchOptions): Promise<Figure[]> {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const delivery = startDeliveryLoop();
-  const followers = startChainFollowers([devChainSettings(chainId, chain.rpcUrl)]);
+  const queue = newLocalDeliveryQueue();
+  const delivery = startDeliveryLoop(queue);
+  const followers = startChainFollowers([devChainSettings(chainId, chain.rpcUrl)], queue);
   try {
     const node = new ChainNode(chain.rpcUrl, false);
     const to = randomAddress();
@@ -190,6 +193,7 @@ async function endToEnd({ quick, progress }: BenchOptions): Promise<Figure[]> {
   } finally {
     await followers.stop();
     await delivery.stop();
+    queue.close();
     receiver.close();
     await chain.stop();
   }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { newLocalDeliveryQueue } from '../../infra/local/background-work';
 import { startDeliveryLoop } from '../../infra/local/delivery-loop';
 import { runtimeConfig } from '../../lib/config/runtime';
 import { recordNotifications } from '../../lib/deliveries/messages';
@@ -30,7 +31,7 @@ const LOOP_SETTLE_MS = 250;
 const PACED_GRACE_MS = 15_000;
 
 /** The hosted API's documented address_activity event, with its unused topic left out as the spec asks. */
-function realisticEvent(): unknown {
+export function realisticEvent(): unknown {
   const example = JSON.parse(readFileSync(path.join(__dirname, '../../test/fixtures/hosted-address-activity-example.json'), 'utf8'));
   const event = example.event as { logs?: Array<Record<string, unknown>> };
   for (const log of event.logs ?? []) for (const [name, value] of Object.entries(log)) if (value === null) delete log[name];
@@ -67,7 +68,7 @@ export async function delivery({ quick, progress }: BenchOptions, store: { pid: 
   const account = `bench-delivery-${randomBytes(3).toString('hex')}`;
   const event = realisticEvent();
   const receivers = await startDeliveryReceivers();
-  const floor = new DeliveryFloor(account, event, runtimeConfig().delivery.concurrency.perHost);
+  const floor = new DeliveryFloor(account, event, runtimeConfig().delivery.concurrency.total);
   try {
     return await measure({ quick, progress, storePid: store.pid, account, event }, receivers, floor);
   } finally {
@@ -102,11 +103,12 @@ async function measure(
   receivers.onArrivals((ids, times) => current?.arrived(ids, times));
   const newRun = () => (current = new NotificationRun());
 
+  const queue = newLocalDeliveryQueue();
   const ours: Side = {
     name: 'ours',
-    record: async (target) => (await recordNotifications(account, target.webhookId, [{ eventType: 'address_activity', event }]))[0]!,
+    record: async (target) => (await recordNotifications(account, target.webhookId, [{ eventType: 'address_activity', event }], queue))[0]!,
     phase: async (body) => {
-      const loop = startDeliveryLoop();
+      const loop = startDeliveryLoop(queue);
       await sleep(LOOP_SETTLE_MS);
       try {
         await body();

@@ -49,8 +49,8 @@ class Slots {
  * UpdateItem to record, with the same expressions and index keys) and one POST of the same bytes with
  * headers of the same size over a keep-alive agent; sent with the raw SDK on the service's client,
  * items written as attribute values by hand. The bodies are built once per webhook; no dispatcher,
- * queue, signing, target guard or timeout. The same concurrency: attempts to the one receiver host at
- * most `perHost` at once, as the service's dispatcher allows.
+ * queue, signing, target guard or timeout. The same concurrency: at most `concurrency` attempts at
+ * once, as many as the service's consumer runs to an endpoint known to answer fast.
  */
 export class DeliveryFloor {
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256, scheduling: 'lifo', timeout: 60_000 });
@@ -62,9 +62,9 @@ export class DeliveryFloor {
   constructor(
     private readonly account: string,
     private readonly event: unknown,
-    perHost: number,
+    concurrency: number,
   ) {
-    this.slots = new Slots(perHost);
+    this.slots = new Slots(concurrency);
     const secret = 'ab'.repeat(32);
     // Signed once, for header values of the right size; only webhook-id changes per notification.
     this.headers = {

@@ -95,6 +95,15 @@ export interface DynamoDbCounter {
 
 let counter: (DynamoDbCounter & { recording: boolean }) | undefined;
 
+/** Sees each request of this process's client, its input and its sending: the cost section's capacity meter. */
+export type DynamoDbInterceptor = (command: string, input: Record<string, unknown>, send: () => Promise<{ output: unknown }>) => Promise<{ output: unknown }>;
+let interceptor: DynamoDbInterceptor | undefined;
+
+/** Until called again with undefined, every request of this process's client goes through `intercept` (installDynamoDbCounter must have run). */
+export function interceptDynamoDb(intercept: DynamoDbInterceptor | undefined): void {
+  interceptor = intercept;
+}
+
 /** Items in a BatchWriteItem's or keys in a BatchGetItem's input, over all its tables. */
 function batchItemsOf(input: unknown): number | undefined {
   const requestItems = (input as { RequestItems?: Record<string, unknown[] | { Keys?: unknown[] }> }).RequestItems;
@@ -123,7 +132,9 @@ export function installDynamoDbCounter(): void {
   counter = installed;
   dynamoDb().middlewareStack.add(
     (next, context) => async (args) => {
-      const result = await next(args);
+      const result = interceptor
+        ? ((await interceptor(context.commandName ?? 'unknown', args.input as Record<string, unknown>, () => next(args))) as Awaited<ReturnType<typeof next>>)
+        : await next(args);
       if (!installed.recording) return result;
       const output = result.output as { ScannedCount?: number };
       installed.calls.push({ command: context.commandName ?? 'unknown', scannedCount: output.ScannedCount, batchItems: batchItemsOf(args.input) });

@@ -4,7 +4,6 @@
  * SIGTERM, and exits at once when the channel closes, which is how it learns that its parent died.
  */
 import './node-version-warning';
-import { queueDeliveries } from '../../lib/deliveries/queue';
 import type { BackgroundProcessMessage } from './background-process';
 import { startBackgroundWork, type BackgroundWork } from './background-work';
 
@@ -25,8 +24,15 @@ process.on('SIGTERM', () => void stop());
 process.on('disconnect', () => process.exit(0));
 process.on('message', (message: BackgroundProcessMessage) => {
   if (message.type === 'start' && !work) {
-    work = startBackgroundWork(message.chains);
-    process.send!({ type: 'started', pid: process.pid } satisfies BackgroundProcessMessage);
-  } else if (message.type === 'queue') void queueDeliveries(message.deliveries);
-  else if (message.type === 'stop') void stop();
+    startBackgroundWork(message.chains).then(
+      (started) => {
+        work = started;
+        process.send!({ type: 'started', pid: process.pid } satisfies BackgroundProcessMessage);
+      },
+      (error: Error) => {
+        process.stderr.write(`the background work did not start: ${error.message}\n`);
+        process.exit(1);
+      },
+    );
+  } else if (message.type === 'stop') void stop();
 });

@@ -1,22 +1,18 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import type { ChainSettings } from '../../lib/config/chains';
-import type { QueuedDelivery } from '../../lib/deliveries/queue';
 import { stopChildProcess } from './child-process';
 import type { ProcessExit } from './dynamodb-process';
 
 export type BackgroundProcessMessage =
   | { type: 'start'; chains: ChainSettings[] }
   | { type: 'started'; pid: number }
-  | { type: 'queue'; deliveries: QueuedDelivery[] }
   | { type: 'stop' };
 
 export interface BackgroundProcess {
   pid: number;
   /** Settles when the process exits without having been asked to stop: it crashed or was killed. */
   unexpectedExit: Promise<ProcessExit>;
-  /** Hands deliveries the API queued to its dispatcher; best effort, like the queue on AWS: what does not reach it, the sweep takes up. */
-  queue(deliveries: QueuedDelivery[]): void;
   /** Asks it to stop (the attempts under way finish) and waits for it to exit; SIGKILL after `STOP_TIMEOUT_MS`. */
   close(): Promise<void>;
 }
@@ -30,7 +26,7 @@ const STOP_TIMEOUT_MS = 30_000;
  * API's on AWS: a burst of deliveries or a large block never holds up an API response, and the API's
  * process runs only the API's code. (Beside the loops, a secret read cost the API's process 10 %
  * more CPU at concurrency 8, most of it in the AWS SDK's own code: bench/README.md.)
- * Messages the gateway's processes queue (retry, recover, test) reach the child's dispatcher over the IPC channels, through this process.
+ * The gateway's processes queue messages (retry, recover, test) at the child's queue endpoint (DELIVERY_QUEUE_URL).
  * It runs in `npm start`'s process group, and exits at once when its parent is gone: an attempt it
  * cuts off is claimed again after its claim runs out, as after any crash.
  */
@@ -50,7 +46,6 @@ export function startBackgroundProcess(chains: ChainSettings[]): Promise<Backgro
       resolve({
         pid: message.pid,
         unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : exit)),
-        queue: (deliveries) => send({ type: 'queue', deliveries }),
         close: async () => {
           stopRequested = true;
           await stopChildProcess(child, exited, () => send({ type: 'stop' }), STOP_TIMEOUT_MS);

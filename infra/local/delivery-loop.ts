@@ -1,6 +1,6 @@
 import { runtimeConfig } from '../../lib/config/runtime';
-import { Dispatcher } from '../../lib/deliveries/dispatcher';
-import { consumeQueueLocally } from '../../lib/deliveries/queue';
+import { consumeDeliveries } from '../../lib/deliveries/consumer';
+import type { DeliveryQueue } from '../../lib/deliveries/queue';
 import { runResumeJobs } from '../../lib/deliveries/resume';
 import { deleteExpiredMessages, dueMessages } from '../../lib/deliveries/sweep';
 import { localLogger as logger } from './local-logger';
@@ -9,20 +9,25 @@ import { localLogger as logger } from './local-logger';
 const SWEEP_MS = 1_000;
 const SWEEP_LIMIT_PER_SHARD = 500;
 const EXPIRY_SWEEP_MS = 60_000;
+/** What the dispatcher function's event source mapping hands it at most, and how long a poll waits for a record. */
+const BATCH_SIZE = 10;
+const POLL_WAIT_SECONDS = 1;
 
 export interface DeliveryLoop {
-  /** Takes no new message, and waits for the attempts under way (at most an attempt's timeout). */
+  /** Receives no new batch, and waits for those under way (at most an attempt's timeout). */
   stop(): Promise<void>;
 }
 
 /**
- * What the queue, the dispatcher function and the scheduled sweeps do on AWS, beside the API in
- * `npm start`: queued messages go to the dispatcher at their time; the due-time index is swept every
- * second for what no queue message brought (after a restart: everything that was pending), and the
- * resume jobs of reactivated webhooks are run; expired messages are deleted every minute.
+ * What the dispatcher function's event source mapping and the scheduled sweeps do on AWS, beside the
+ * API in `npm start`: `total / 10` pollers each receive a batch from the queue, hand it to the same
+ * consumer the dispatcher function runs, and delete the records it does not return (those come back
+ * after their visibility timeout). The due-time index is swept every second for what no queue
+ * message brought (after a restart: everything that was pending), and the resume jobs of reactivated
+ * webhooks are run; expired messages are deleted every minute.
  */
-export function startDeliveryLoop(): DeliveryLoop {
-  const dispatcher = new Dispatcher(runtimeConfig().delivery.concurrency, logger);
+export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
+  const pollers = Math.max(1, Math.ceil(runtimeConfig().delivery.concurrency.total / BATCH_SIZE));
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
   const later = (run: () => void, ms: number) => {
@@ -32,20 +37,25 @@ export function startDeliveryLoop(): DeliveryLoop {
     }, ms);
     timers.add(timer);
   };
-  const stopConsuming = consumeQueueLocally((deliveries) => {
-    const now = Date.now();
-    for (const { at, ...ref } of deliveries) {
-      if (at <= now) dispatcher.submit(ref);
-      else later(() => dispatcher.submit(ref), at - now);
+  const poll = async () => {
+    while (!stopped) {
+      try {
+        const records = await queue.receive(BATCH_SIZE, POLL_WAIT_SECONDS);
+        if (records.length === 0) continue;
+        const { batchItemFailures } = await consumeDeliveries(records, { queue, log: logger });
+        const failed = new Set(batchItemFailures.map(({ itemIdentifier }) => itemIdentifier));
+        await queue.acknowledge(records.filter((record) => !failed.has(record.messageId)));
+      } catch (error) {
+        logger.warn('delivery poll failed; its records come back after their visibility timeout', { error: (error as Error).message });
+      }
     }
-  });
+  };
+  const polling = Array.from({ length: pollers }, poll);
   let sweeping: Promise<void> = Promise.resolve();
   let expiring: Promise<void> = Promise.resolve();
   const sweep = () => {
-    sweeping = Promise.all([dueMessages(Date.now(), SWEEP_LIMIT_PER_SHARD), runResumeJobs(Date.now() + SWEEP_MS)])
-      .then(([due]) => {
-        for (const ref of due) dispatcher.submit(ref);
-      })
+    sweeping = Promise.all([dueMessages(Date.now(), SWEEP_LIMIT_PER_SHARD), runResumeJobs(Date.now() + SWEEP_MS, queue)])
+      .then(([due]) => queue.send(due.map((ref) => ({ ...ref, at: Date.now() }))))
       .catch((error) => logger.warn('delivery sweep failed', { error: (error as Error).message }))
       .finally(() => later(sweep, SWEEP_MS));
   };
@@ -62,10 +72,8 @@ export function startDeliveryLoop(): DeliveryLoop {
   return {
     stop: async () => {
       stopped = true;
-      stopConsuming();
       for (const timer of timers) clearTimeout(timer);
-      await Promise.all([sweeping, expiring]);
-      await dispatcher.drain();
+      await Promise.all([sweeping, expiring, ...polling]);
     },
   };
 }

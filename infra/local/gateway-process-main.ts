@@ -7,7 +7,6 @@
 import './node-version-warning';
 import type { Server } from 'node:http';
 import { runtimeConfig } from '../../lib/config/runtime';
-import { consumeQueueLocally } from '../../lib/deliveries/queue';
 import { routeList } from '../../lib/routes';
 import { createLocalGateway } from './gateway';
 import type { GatewayProcessMessage } from './gateway-processes';
@@ -33,7 +32,6 @@ async function start({ port, host, tokensPerGrant }: Extract<GatewayProcessMessa
       }),
     tokensPerGrant,
   );
-  consumeQueueLocally((deliveries) => send({ type: 'queue', deliveries }));
   gateway = await createLocalGateway({
     routes: routeList,
     stage: config.stage,

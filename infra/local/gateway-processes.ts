@@ -1,7 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import path from 'node:path';
 import type { UsagePlanSettings } from '../../lib/config/stages';
-import type { QueuedDelivery } from '../../lib/deliveries/queue';
 import { stopChildProcess } from './child-process';
 import type { ProcessExit } from './dynamodb-process';
 import { portInUse } from './embedded-dynamodb';
@@ -16,7 +15,6 @@ export type GatewayProcessMessage =
   | { type: 'failed'; reason: string; code?: string }
   | { type: 'tokens'; id: number; bucketKey: string; most: number }
   | { type: 'granted'; id: number; taken: number; retryAfterSeconds: number }
-  | { type: 'queue'; deliveries: QueuedDelivery[] }
   | { type: 'stop' };
 
 export interface GatewayProcesses {
@@ -33,8 +31,6 @@ export interface GatewayProcessesOptions {
   port: number;
   host: string;
   throttle: Pick<UsagePlanSettings, 'rateLimit' | 'burstLimit'>;
-  /** Where the deliveries the API queues (retry, recover, test) go: the background work's dispatcher. */
-  queue(deliveries: QueuedDelivery[]): void;
 }
 
 const ENTRY = path.join(__dirname, 'gateway-process-main.ts');
@@ -44,8 +40,7 @@ const STOP_TIMEOUT_MS = 30_000;
 /**
  * The local API Gateway in `count` processes sharing one listening socket (node:cluster), so that the
  * API uses more than one core, as API Gateway and Lambda do on AWS. This process holds the usage
- * plan's token buckets, which the gateway processes draw on in grants (shared-throttle.ts), and passes
- * what they queue to the background work. Each gateway process keeps its own authorizer cache, like
+ * plan's token buckets, which the gateway processes draw on in grants (shared-throttle.ts). Each gateway process keeps its own authorizer cache, like
  * API Gateway's nodes: a revoked key is refused by all of them within the cache's lifetime.
  */
 export async function startGatewayProcesses(options: GatewayProcessesOptions): Promise<GatewayProcesses> {
@@ -68,7 +63,7 @@ export async function startGatewayProcesses(options: GatewayProcessesOptions): P
         worker.on('message', (message: GatewayProcessMessage) => {
           if (message.type === 'tokens') {
             send(worker, { type: 'granted', id: message.id, ...buckets.takeUpTo(message.bucketKey, message.most) });
-          } else if (message.type === 'queue') options.queue(message.deliveries);
+          }
           // A message sent before the worker listens for them is lost (its module loads asynchronously, under tsx).
           else if (message.type === 'ready') send(worker, { type: 'start', port: options.port, host: options.host, tokensPerGrant: tokensPerGrant(options.throttle) });
           else if (message.type === 'listening') resolve(message.port);

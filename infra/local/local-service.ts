@@ -24,6 +24,7 @@ import {
   publicFactsOf,
   type ChainSettings,
 } from '../../lib/config/chains';
+import { localQueueUrl } from './queue-endpoint';
 import { freePortOn, servicePortsVariable } from './service-ports';
 import { StartupError } from './startup-error';
 
@@ -114,7 +115,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     }
     // Every port is known before this process reads its configuration and before the others start.
     const gatewayPort = options.port || (await freePortOn(options.host));
-    process.env.SERVICE_PORTS = servicePortsVariable([gatewayPort, dynamoDb?.port], [process.env.DYNAMODB_ENDPOINT, ...chains.map((chain) => chain.rpcUrl)]);
+    // The background work's queue takes the API's messages there, as SQS does on AWS.
+    const queuePort = await freePortOn('127.0.0.1');
+    process.env.DELIVERY_QUEUE_URL = localQueueUrl(queuePort);
+    process.env.SERVICE_PORTS = servicePortsVariable([gatewayPort, dynamoDb?.port, queuePort], [process.env.DYNAMODB_ENDPOINT, ...chains.map((chain) => chain.rpcUrl)]);
     process.env[FOLLOWED_CHAINS_VARIABLE] = encodeFollowedChains([...chains, ...(options.chainsWithoutFollower ?? []).map(publicFactsOf)]);
     const config = runtimeConfig();
     const tableCreated = (await ensureTable(config.tableName)) === 'created';
@@ -126,11 +130,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
             port: gatewayPort,
             host: options.host,
             throttle: config.localThrottle,
-            // Until the background process has started, the sweep takes up what is queued.
-            queue: (deliveries) => background?.queue(deliveries),
           });
     background = options.processes === 'this process' ? undefined : await startBackgroundProcess(chains);
-    const work: BackgroundWork = background ? { stop: background.close } : startBackgroundWork(chains);
+    const work: BackgroundWork = background ? { stop: background.close } : await startBackgroundWork(chains);
     const { port } = gateway;
     return {
       url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,

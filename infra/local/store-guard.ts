@@ -1,16 +1,12 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { readBoundedBody } from './request-body';
+import { signatureOf, signedWith, type StoreCredential } from './signed-request';
+
+export type { StoreCredential } from './signed-request';
 
 /** dynalite's own limit on a request's body, kept here since the body is read here first. */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
-
-/** What the store's requests are checked against: the secret they are signed with and the file that holds it. */
-export interface StoreCredential {
-  secret: string;
-  file: string;
-}
 
 /**
  * Puts a check in front of dynalite's request handler, in the same server. dynalite answers any
@@ -54,64 +50,3 @@ function refuse(response: ServerResponse, status: number, message: string): void
   response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body), connection: 'close' });
   response.end(body);
 }
-
-const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=[^/\s]+\/(\d{8})\/([^/\s]+)\/([^/\s]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
-
-/** What a request's AWS Signature V4 headers say, when they have its form. */
-interface Signature {
-  date: string;
-  day: string;
-  region: string;
-  service: string;
-  signedHeaders: string;
-  signature: string;
-}
-
-/** The request's signature, when it is a request to `/` (the only path the SDK posts to) signed as the SDK signs. */
-function signatureOf(request: IncomingMessage): Signature | undefined {
-  const match = AUTHORIZATION.exec(request.headers.authorization ?? '');
-  const date = request.headers['x-amz-date'];
-  if (!match || request.url !== '/' || typeof date !== 'string') return undefined;
-  const [, day, region, service, signedHeaders, signature] = match as unknown as [string, string, string, string, string, string];
-  return date.startsWith(day) ? { date, day, region, service, signedHeaders, signature } : undefined;
-}
-
-/**
- * Whether the signature is the one computed as the SDK does (@smithy/signature-v4) over this request
- * and body. No expiry is checked: the signature keeps the secret off the wire, and the store listens
- * on loopback only, where others cannot capture a request to replay it.
- */
-function signedWith(secret: string, { date, day, region, service, signedHeaders, signature }: Signature, request: IncomingMessage, body: Buffer): boolean {
-  const payloadHash = sha256(body);
-  // The signer takes this header, when present, for the body's hash: it must be the body's.
-  const declaredHash = request.headers['x-amz-content-sha256'];
-  if (declaredHash !== undefined && declaredHash !== payloadHash) return false;
-  const names = signedHeaders.split(';');
-  const headers = names.map((name) => `${name}:${headerValue(request, name)}\n`).join('');
-  const canonicalRequest = `${request.method}\n/\n\n${headers}\n${signedHeaders}\n${payloadHash}`;
-  const scope = `${day}/${region}/${service}/aws4_request`;
-  const expected = hmac(signingKey(secret, day, region, service), `AWS4-HMAC-SHA256\n${date}\n${scope}\n${sha256(canonicalRequest)}`);
-  return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
-}
-
-/** The header's value as the signer saw it; a name that is not a header of the request (`constructor`, say) has none. */
-function headerValue(request: IncomingMessage, name: string): string {
-  const value: unknown = Object.hasOwn(request.headers, name) ? request.headers[name] : undefined;
-  const text = Array.isArray(value) ? value.join(',') : typeof value === 'string' ? value : '';
-  return text.trim().replace(/\s+/g, ' ');
-}
-
-let cachedKey: { scope: string; key: Buffer } | undefined;
-
-/** Derived once a day per region and service, as on AWS. */
-function signingKey(secret: string, day: string, region: string, service: string): Buffer {
-  const scope = `${secret}\n${day}/${region}/${service}`;
-  if (cachedKey?.scope !== scope) {
-    const key = [day, region, service, 'aws4_request'].reduce<Buffer>((previous, part) => hmac(previous, part), Buffer.from(`AWS4${secret}`));
-    cachedKey = { scope, key };
-  }
-  return cachedKey.key;
-}
-
-const hmac = (key: Buffer, data: string) => createHmac('sha256', key).update(data).digest();
-const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');

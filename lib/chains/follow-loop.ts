@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
+import type { QueueSender } from '../deliveries/queue';
 import { recordChainHead, releaseChainLease, takeChainLease } from '../store/chains';
 import { describeFault } from './faults';
 import { ChainFollower, type StepResult } from './follower';
@@ -13,6 +14,8 @@ export interface FollowOptions {
   deadline?: number;
   signal: AbortSignal;
   log: Logger;
+  /** Where recorded notifications are queued. */
+  queue: QueueSender;
   /** Called after each step: lag logging and metrics. */
   onStep?: (result: StepResult) => void;
 }
@@ -29,7 +32,7 @@ const HEAD_RECORD_INTERVAL_MS = 5_000;
  */
 export async function followChain(chain: ChainSettings, options: FollowOptions): Promise<void> {
   const { log, signal, leaseMs } = options;
-  const follower = new ChainFollower(chain, log);
+  const follower = new ChainFollower(chain, log, options.queue);
   const holder = randomUUID();
   const deadline = options.deadline ?? Infinity;
   let leaseUntil = 0;

@@ -9,6 +9,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
 import { recordNotifications } from '../deliveries/messages';
+import type { QueueSender } from '../deliveries/queue';
 import { inChunks } from '../store/batch';
 import { getCheckpoint, getUnhashedCheckpoint, moveCheckpoint, putQuarantinedBlock, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
 import { describeFault, isNodeUnavailable, isTransientFault } from './faults';
@@ -58,7 +59,12 @@ export class ChainFollower {
   /** The block after the checkpoint when it could not be fetched, and how many times in a row. */
   private unreadable: { number: number; attempts: number } | undefined;
 
-  constructor(readonly chain: ChainSettings, private readonly log: Logger) {
+  constructor(
+    readonly chain: ChainSettings,
+    private readonly log: Logger,
+    /** Where recorded notifications are queued. */
+    private readonly queue: QueueSender,
+  ) {
     this.node = new ChainNode(chain.rpcUrl, chain.traces);
     this.tokens = new TokenMetadataCache(chain.chainId, this.node, log);
   }
@@ -252,7 +258,7 @@ export class ChainFollower {
     await inChunks(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
       const { data, match } = item!;
       try {
-        recorded += (await recordNotifications(match.account, match.webhook.id, notifications.of(data, match))).length;
+        recorded += (await recordNotifications(match.account, match.webhook.id, notifications.of(data, match), this.queue)).length;
       } catch (error) {
         failures.push({ data, match, error });
       }

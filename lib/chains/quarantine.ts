@@ -4,6 +4,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
+import type { QueueSender } from '../deliveries/queue';
 import { NotFound } from '../errors';
 import { deleteQuarantinedBlock, listQuarantinedBlocks, putQuarantinedBlock, quarantineRecordsOf, type QuarantinedBlock } from '../store/chains';
 import { describeFault } from './faults';
@@ -37,13 +38,14 @@ export async function answerQuarantineRequest(
   chain: ChainSettings,
   request: QuarantineRequest | null,
   log: Logger,
+  queue: QueueSender,
 ): Promise<{ quarantined: QuarantinedBlock[] } | { retaken: RetakenBlock }> {
   const retake = request?.retake;
   if (retake === undefined) return { quarantined: await quarantinedBlocks(chain) };
   if (typeof retake !== 'number' || !Number.isSafeInteger(retake) || retake < 0) {
     throw new TypeError(`retake must be a block number, got ${JSON.stringify(retake)?.slice(0, 80)}`);
   }
-  return { retaken: await retakeQuarantinedBlock(chain, retake, log) };
+  return { retaken: await retakeQuarantinedBlock(chain, retake, log, queue) };
 }
 
 /**
@@ -51,13 +53,13 @@ export async function answerQuarantineRequest(
  * quarantine record. On failure the record stays, with the new reason and one more attempt. The
  * block is the one the chain has at that number now.
  */
-export async function retakeQuarantinedBlock(chain: ChainSettings, number: number, log: Logger): Promise<RetakenBlock> {
+export async function retakeQuarantinedBlock(chain: ChainSettings, number: number, log: Logger, queue: QueueSender): Promise<RetakenBlock> {
   const records = await quarantineRecordsOf(chain.chainId, number);
   const quarantined = records[0];
   if (!quarantined) throw new NotFound(`Block ${number} of chain ${chain.chainId} is not quarantined`);
   // Records of single webhooks: only their notifications are recorded again; the others' were.
   const webhookIds = records.every((record) => record.webhookId) ? new Set(records.map((record) => record.webhookId!)) : undefined;
-  const follower = new ChainFollower(chain, log);
+  const follower = new ChainFollower(chain, log, queue);
   const data = await follower.node.blockAt(number).catch((error: unknown) => {
     throw new RetakeFailed(`block ${number} of chain ${chain.chainId} could not be read: ${describeFault(error, chain.rpcUrl)}`);
   });

@@ -172,6 +172,11 @@ function deliverySettings(env: NodeJS.ProcessEnv, stage: DeliverySettings): Deli
     secretGraceSeconds: nonNegativeNumber(env, 'DELIVERY_SECRET_GRACE_SECONDS') ?? stage.secretGraceSeconds,
     sweepGraceSeconds: nonNegativeNumber(env, 'DELIVERY_SWEEP_GRACE_SECONDS') ?? stage.sweepGraceSeconds,
     retentionDays: positiveNumber(env, 'DELIVERY_RETENTION_DAYS') ?? stage.retentionDays,
+    concurrency: {
+      ...stage.concurrency,
+      perAccount: positiveInteger(env, 'DELIVERY_CONCURRENCY_PER_ACCOUNT') ?? stage.concurrency.perAccount,
+      perHost: positiveInteger(env, 'DELIVERY_CONCURRENCY_PER_HOST') ?? stage.concurrency.perHost,
+    },
   };
 }
 
@@ -186,6 +191,12 @@ function retrySchedule(env: NodeJS.ProcessEnv): number[] | undefined {
     throw new ConfigurationError(`DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got '${raw}'`);
   }
   return delays;
+}
+
+function positiveInteger(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const value = positiveNumber(env, name);
+  if (value !== undefined && !Number.isInteger(value)) throw new ConfigurationError(`${name} must be a positive integer, got '${env[name]}'`);
+  return value;
 }
 
 function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {

@@ -78,8 +78,20 @@ export interface DeliverySettings {
    * it on time, and the sweep is what makes at-least-once hold when a queue message is lost.
    */
   sweepGraceSeconds: number;
-  /** Attempts under way at once, in all and per target host: a slow receiver uses only its own slots. */
-  concurrency: { total: number; perHost: number };
+  /**
+   * Attempts under way at once. `total`: the queue's consumers take batches of 10, `total / 10` batches
+   * at once (the dispatcher function's maximum concurrency on AWS). `perAccount` and `perHost` (one
+   * resolved address of one account): attempts to an endpoint not known to answer fast, so that an
+   * account's slow or dead receivers hold at most that many of the pool.
+   */
+  concurrency: { total: number; perAccount: number; perHost: number };
+  /**
+   * Partitions of the due-time index (gsi3's `DUE#<shard>`). Every message's insert and end writes
+   * one of them, and one index partition takes at most 1 000 writes a second: the stage's rate is
+   * at most about 500 × this (docs/delivery-scale.md). Every sweep pass queries each one. Only ever
+   * raised: a message keeps the shard it was given, and the sweep reads shards 0 to this.
+   */
+  dueIndexShards: number;
 }
 
 /** The hosted API's published schedule: attempt 2 after 10 s, then 1 min, 5 min, 10 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
@@ -91,7 +103,8 @@ const delivery: DeliverySettings = {
   secretGraceSeconds: 24 * 3600,
   retentionDays: 30,
   sweepGraceSeconds: 120,
-  concurrency: { total: 256, perHost: 16 },
+  concurrency: { total: 256, perAccount: 8, perHost: 4 },
+  dueIndexShards: 8,
 }
 
 const standardPlans: Record<UsagePlanName, UsagePlanSettings> = {
@@ -128,6 +141,7 @@ const production: Omit<StageSettings, 'name'> = {
   allowHttpLocalhostUrls: false,
   logRetentionDays: 90,
   lambdaMemoryMb: 1024,
+  delivery: { ...delivery, dueIndexShards: 256 },
 };
 
 /** `prod` is production; every other stage name (`local`, `dev`, a developer's own) is development. */

@@ -6,33 +6,35 @@ import { readItems } from '../store/batch';
 import {
   claimMessage,
   deleteUnsendableMessage,
+  getMessage,
   parkMessage,
   postponeSweep,
   recordAttempt,
-  toMessage,
   type Attempt,
   type AttemptResult,
   type Message,
   type MessageRef,
 } from '../store/messages';
-import { messageKey, sharedSecretKey, webhookKey } from '../store/table';
+import { endpointHealthKey, sharedSecretKey, webhookKey } from '../store/table';
+import { toEndpointHealth, type EndpointHealth } from '../store/endpoint-health';
 import { getWebhookItem, toWebhook, updateWebhookItem } from '../store/webhooks';
 import type { Webhook } from '../schemas/webhook';
-import { queueAgainNow, queueDeliveries } from './queue';
+import { queueAgainNow, type QueueSender } from './queue';
 import { resumption } from './resume';
 import { retryDelayMs } from './schedule';
 import { sendAttempt } from './send';
 import { signatureHeaders, type SigningSecrets } from './signing';
 import { sweepGraceMs } from './sweep';
+import type { Resolver } from './target-guard';
 import { USER_AGENT } from './user-agent';
 
-/** What an attempt needs, read in one batch: the message, its webhook and the account's secrets. */
+/** What an attempt needs, read at once: the message, its webhook and the account's secrets. */
 export interface Delivery {
   message: Message;
   webhook: Webhook;
   secrets?: SigningSecrets;
-  /** The target's host: attempts under way are limited per host. */
-  host: string;
+  /** The webhook's endpoint as its recent attempts left it: whether an attempt may start (admission.ts). */
+  endpoint: EndpointHealth;
 }
 
 /** What became of a message asked for by the queue or the sweep, before any attempt. */
@@ -42,7 +44,7 @@ export type Prepared =
   | { kind: 'none' };
 
 /** Margin beyond the attempt's timeout before another process may take the message up. */
-const CLAIM_MARGIN_MS = 5_000;
+export const CLAIM_MARGIN_MS = 5_000;
 /** A queue message may arrive this much before the attempt's time and still be taken as due. */
 const EARLY_MS = 50;
 
@@ -51,16 +53,18 @@ const EARLY_MS = 50;
  * message early, a retry brought forward) is queued for its time; one whose webhook is inactive is
  * parked; one whose webhook is gone is deleted.
  */
-export async function prepareDelivery(ref: MessageRef, now = Date.now()): Promise<Prepared> {
-  const keys = [messageKey(ref.account, ref.webhookId, ref.messageId), webhookKey(ref.account, ref.webhookId), sharedSecretKey(ref.account)];
-  const { items } = await readItems(keys);
-  const [messageItem, webhookItem, secretItem] = keys.map((key) => items.find((item) => item.pk === key.pk && item.sk === key.sk));
-  if (!messageItem) return { kind: 'none' };
-  const message = toMessage(messageItem);
+export async function prepareDelivery(ref: MessageRef, queue: QueueSender, now = Date.now()): Promise<Prepared> {
+  const keys = [webhookKey(ref.account, ref.webhookId), sharedSecretKey(ref.account), endpointHealthKey(ref.account, ref.webhookId)];
+  // The message strongly consistent: its claim is conditioned on what is read of it. The account's
+  // items, read with every notification of the account, eventually consistent: a moment old at most
+  // (what that allows: docs/delivery-scale.md), at half the read units of items that would be hot.
+  const [message, { items }] = await Promise.all([getMessage(ref), readItems(keys, undefined, { eventuallyConsistent: true })]);
+  const [webhookItem, secretItem, endpointItem] = keys.map((key) => items.find((item) => item.pk === key.pk && item.sk === key.sk));
+  if (!message) return { kind: 'none' };
   if (message.status !== 'pending' || message.nextAttemptAt === undefined) return { kind: 'none' };
   if (message.claimedUntil !== undefined && message.claimedUntil > now) return { kind: 'none' };
   if (message.nextAttemptAt > now + EARLY_MS) {
-    await queueDeliveries([{ ...ref, at: message.nextAttemptAt }]);
+    await queue.send([{ ...ref, at: message.nextAttemptAt }]);
     return { kind: 'none' };
   }
   const settings = runtimeConfig().delivery;
@@ -71,14 +75,14 @@ export async function prepareDelivery(ref: MessageRef, now = Date.now()): Promis
   }
   const webhook = toWebhook(webhookItem);
   if (webhook.status !== 'active') {
-    await park(message, now);
+    await park(message, now, queue);
     return { kind: 'none' };
   }
   const secrets = signingSecretsOf(secretItem, settings.secretGraceSeconds, now);
-  return { kind: 'ready', delivery: { message, webhook, secrets, host: new URL(webhook.url).host } };
+  return { kind: 'ready', delivery: { message, webhook, secrets, endpoint: toEndpointHealth(endpointItem) } };
 }
 
-/** Leaves a due message to the sweep until `until`, its host busy: no attempt is made or counted. */
+/** Keeps the sweep off a due message until `until`, put off by admission: no attempt is made or counted. */
 export async function deferDelivery({ message }: Delivery, until: number): Promise<void> {
   await postponeSweep(message, message.sweepAt!, Math.round(until));
 }
@@ -88,28 +92,38 @@ export async function deferDelivery({ message }: Delivery, until: number): Promi
  * once more afterwards: activated meanwhile (its resume job perhaps already run), the message is
  * queued again here.
  */
-async function park(message: Message, now: number): Promise<void> {
+async function park(message: Message, now: number, queue: QueueSender): Promise<void> {
   if (!(await parkMessage(message, message.nextAttemptAt!, now))) return;
-  if ((await getWebhookItem(message.account, message.webhookId))?.status === 'active') await queueAgainNow([message], resumption);
+  if ((await getWebhookItem(message.account, message.webhookId))?.status === 'active') await queueAgainNow([message], resumption, queue);
 }
 
 /** An attempt's outcome for its caller; none when another attempt holds the message. */
 export interface Attempted {
   attempt?: Attempt;
+  /** Whether the receiver took it (2xx). */
+  delivered?: boolean;
+}
+
+export interface AttemptContext {
+  /** Where the next attempt of the schedule is queued. */
+  queue: QueueSender;
+  /** Locally, the local service's logger: the handlers' one carries the last request's Lambda context. */
+  log?: Logger;
+  /** The target's addresses, resolved once by the caller (its host slot is keyed by them); absent, resolved when connecting. */
+  resolve?: Resolver;
 }
 
 /**
  * One attempt: claims the message, signs it with the account's current secrets, sends it, and
  * records what happened and what follows (success, the next attempt of the schedule, queued for its
- * time, or failure, which deactivates the webhook). Logs each attempt to `log` (locally, the local service's logger:
- * the handlers' one carries the last request's Lambda context).
+ * time, or failure, which deactivates the webhook), and logs it.
  */
-export async function attemptDelivery({ message, webhook, secrets }: Delivery, log: Logger = logger): Promise<Attempted> {
+export async function attemptDelivery({ message, webhook, secrets }: Delivery, { queue, log = logger, resolve }: AttemptContext): Promise<Attempted> {
   const config = runtimeConfig();
   const settings = config.delivery;
   const startedAt = Date.now();
   const claimedUntil = startedAt + Math.round(settings.attemptTimeoutSeconds * 1000) + CLAIM_MARGIN_MS;
-  if (!(await claimMessage(message, message.nextAttemptAt!, startedAt, claimedUntil))) return {};
+  if (!(await claimMessage(message, message.nextAttemptAt!, startedAt, claimedUntil, message.sweepAt))) return {};
   const signing = secrets ?? (await sharedSecretGeneratedIfMissing(message.account));
   const headers = {
     'content-type': 'application/json',
@@ -122,6 +136,7 @@ export async function attemptDelivery({ message, webhook, secrets }: Delivery, l
     headers,
     timeoutMs: Math.round(settings.attemptTimeoutSeconds * 1000),
     loopback: config.loopbackTargets,
+    resolve,
   });
   const attempt: Attempt = {
     attemptedAt: startedAt,
@@ -151,9 +166,9 @@ export async function attemptDelivery({ message, webhook, secrets }: Delivery, l
     next: result.status,
   });
   if (recorded && result.status === 'pending') {
-    await queueDeliveries([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: result.nextAttemptAt }]);
+    await queue.send([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: result.nextAttemptAt }]);
   }
-  return { attempt };
+  return { attempt, delivered: outcome.delivered };
 }
 
 function resultOf(
@@ -171,13 +186,4 @@ function resultOf(
   if (delay === undefined) return { result: finished('failed'), deactivate: 'a message failed its last attempt' };
   const nextAttemptAt = now + delay;
   return { result: { status: 'pending', nextAttemptAt, sweepAt: nextAttemptAt + sweepGraceMs() } };
-}
-
-/**
- * One message from the queue to its attempt: read, and attempted if due. Throws when the store
- * fails (the queue, or the sweep, brings it back).
- */
-export async function deliverQueued(ref: MessageRef, log: Logger = logger): Promise<Attempted> {
-  const prepared = await prepareDelivery(ref);
-  return prepared.kind === 'ready' ? attemptDelivery(prepared.delivery, log) : {};
 }

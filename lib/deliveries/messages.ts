@@ -26,9 +26,11 @@ import {
   type NewMessage,
   type SharedPart,
 } from '../store/messages';
+import { getEndpointHealth } from '../store/endpoint-health';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
-import { queueAgainNow, queueDeliveries } from './queue';
+import { describeEndpoint } from './admission';
+import { queueAgainNow, type QueueSender } from './queue';
 import { canonicalJson, envelopeAround } from './signing';
 import { sweepGraceMs } from './sweep';
 
@@ -72,7 +74,7 @@ const ENVELOPE_SPARE_BYTES = 1024;
  * too large to store is recorded as its `fitted` event, else it is an error (NotificationTooLarge).
  * Returns the recorded message ids.
  */
-export async function recordNotifications(account: string, webhookId: string, notifications: Notification[]): Promise<string[]> {
+export async function recordNotifications(account: string, webhookId: string, notifications: Notification[], queue: QueueSender): Promise<string[]> {
   const recorded: MessageRef[] = [];
   const ids: string[] = [];
   const now = Date.now();
@@ -98,7 +100,7 @@ export async function recordNotifications(account: string, webhookId: string, no
     if (await putNewMessage(message)) recorded.push({ account, webhookId, messageId });
     ids.push(messageId);
   }
-  await queueDeliveries(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
+  await queue.send(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
   return ids;
 }
 
@@ -117,10 +119,10 @@ function refuseInactive(webhook: Webhook, action: string): Webhook {
  * A well-formed `address_activity` notification about the webhook's first address, sent like any
  * other (signed, retried, logged). It is told apart by its block: number "0", hash all zeros.
  */
-export async function sendTestNotification(account: string, id: string): Promise<QueuedMessage> {
+export async function sendTestNotification(account: string, id: string, queue: QueueSender): Promise<QueuedMessage> {
   const webhook = await activeWebhook(account, id, 'send it a test notification');
   await countWebhookCall(account, id, 'testNotification');
-  const [messageId] = await recordNotifications(account, id, [{ eventType: webhook.eventType, event: testEvent(webhook) }]);
+  const [messageId] = await recordNotifications(account, id, [{ eventType: webhook.eventType, event: testEvent(webhook) }], queue);
   return { messageId: messageId! };
 }
 
@@ -181,11 +183,13 @@ function toDelivery(message: Message): Delivery {
 export async function listDeliveries(account: string, id: string, { pageSize, pageToken, status }: ListDeliveriesQuery): Promise<DeliveryList> {
   const key = await pageTokenKey();
   const afterId = pageToken === undefined ? undefined : decodeDeliveryPageToken(key, account, id, status, pageToken);
-  if (!(await getWebhookItem(account, id))) throw webhookNotFound(id);
+  const [webhook, health] = await Promise.all([getWebhookItem(account, id), getEndpointHealth({ account, webhookId: id })]);
+  if (!webhook) throw webhookNotFound(id);
   const messages = await queryMessages({ account, webhookId: id, status, limit: pageSize + 1, afterId });
   const page = messages.slice(0, pageSize).map(toDelivery);
-  if (messages.length <= pageSize) return { deliveries: page };
-  return { deliveries: page, nextPageToken: encodeDeliveryPageToken(key, account, id, status, page.at(-1)!.messageId) };
+  const endpoint = describeEndpoint(health);
+  if (messages.length <= pageSize) return { deliveries: page, endpoint };
+  return { deliveries: page, endpoint, nextPageToken: encodeDeliveryPageToken(key, account, id, status, page.at(-1)!.messageId) };
 }
 
 const messageNotFound = (id: string, messageId: string) => new NotFound(`No message ${messageId} for webhook ${id}`);
@@ -213,27 +217,28 @@ export async function getDelivery(account: string, id: string, messageId: string
  * whose outcome is its new status. While an attempt of it is under way, a 409: its outcome would
  * overwrite the retry's.
  */
-export async function retryDelivery(account: string, id: string, messageId: string): Promise<QueuedMessage> {
+export async function retryDelivery(account: string, id: string, messageId: string, queue: QueueSender): Promise<QueuedMessage> {
   const message = await existingMessage(account, id, messageId, 'send it messages');
-  if ((await requeue([message])).length === 0) {
+  if ((await requeue([message], queue)).length === 0) {
     throw new Conflict(`An attempt of message ${messageId} is under way: retry it once its outcome shows in the log`);
   }
   return { messageId };
 }
 
 /** A retry or recover: a manual attempt of a finished message, the next one of a pending one; either unless its status changed. */
-const requeue = (messages: Message[]) => queueAgainNow(messages, (message) => ({ manual: message.status !== 'pending', seenStatus: message.status }));
+const requeue = (messages: Message[], queue: QueueSender) =>
+  queueAgainNow(messages, (message) => ({ manual: message.status !== 'pending', seenStatus: message.status }), queue);
 
 /** How many failed messages one recover call queues again; a second call takes up the rest. */
 export const RECOVER_LIMIT = 1000;
 
 /** Queues every failed message of the webhook created since `since` again (at most RECOVER_LIMIT a call), each for one manual attempt. */
-export async function recoverFailedDeliveries(account: string, id: string, { since }: RecoverInput): Promise<RecoverResult> {
+export async function recoverFailedDeliveries(account: string, id: string, { since }: RecoverInput, queue: QueueSender): Promise<RecoverResult> {
   await activeWebhook(account, id, 'recover its messages');
   await countWebhookCall(account, id, 'recover');
   const failed = await queryMessages({ account, webhookId: id, status: 'failed', limit: RECOVER_LIMIT, fromId: idPrefixAt(since) });
   // gsi1 is eventually consistent on AWS: the requeue holds only for messages still failed.
-  const requeued = await requeue(failed.filter((message) => message.status === 'failed' && message.createdAt >= since));
+  const requeued = await requeue(failed.filter((message) => message.status === 'failed' && message.createdAt >= since), queue);
   return { messages: requeued.length };
 }
 

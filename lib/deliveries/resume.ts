@@ -4,7 +4,7 @@ import { deleteItem, putItem, queryItems, updateItem, type Item } from '../store
 import { queryParkedMessages, type Message } from '../store/messages';
 import { RESUMES_PARTITION, resumeJobKey, webhookIdOfSortKey } from '../store/table';
 import { getWebhookItem } from '../store/webhooks';
-import { queueAgainNow, type Requeue } from './queue';
+import { queueAgainNow, type QueueSender, type Requeue } from './queue';
 
 /** A parked message goes back to where it was in its schedule, unless it changed since it was read. */
 export const resumption = (message: Message): Requeue => ({ manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt });
@@ -23,7 +23,7 @@ export async function requestResume(account: string, webhookId: string): Promise
  * active, each parked message is scheduled for now and queued, a page at a time, the job keeping
  * where it got to. Returns how many messages it queued.
  */
-export async function runResumeJobs(deadline: number): Promise<number> {
+export async function runResumeJobs(deadline: number, queue: QueueSender): Promise<number> {
   const { items: jobs } = await queryItems({
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
@@ -33,12 +33,12 @@ export async function runResumeJobs(deadline: number): Promise<number> {
   let resumed = 0;
   for (const job of jobs) {
     if (Date.now() >= deadline) break;
-    resumed += await runResumeJob(job, deadline);
+    resumed += await runResumeJob(job, deadline, queue);
   }
   return resumed;
 }
 
-async function runResumeJob(job: Item, deadline: number): Promise<number> {
+async function runResumeJob(job: Item, deadline: number, queue: QueueSender): Promise<number> {
   const account = job.account as string;
   const webhookId = webhookIdOfSortKey(job.sk as string);
   const webhook = await getWebhookItem(account, webhookId);
@@ -47,7 +47,7 @@ async function runResumeJob(job: Item, deadline: number): Promise<number> {
   if (webhook?.status === 'active') {
     do {
       const page = await queryParkedMessages(account, webhookId, cursor);
-      resumed += (await queueAgainNow(page.messages, resumption)).length;
+      resumed += (await queueAgainNow(page.messages, resumption, queue)).length;
       cursor = page.lastEvaluatedKey;
       if (cursor && Date.now() >= deadline) {
         await updateItem({ TableName: tableName(), Key: resumeJobKey(webhookId), UpdateExpression: 'SET cursor = :cursor', ExpressionAttributeValues: { ':cursor': cursor } });

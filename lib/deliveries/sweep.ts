@@ -1,11 +1,11 @@
 import { runtimeConfig } from '../config/runtime';
 import { deleteExpiredMessage, postponeSweep, queryTimeIndex, type MessageRef } from '../store/messages';
-import { DUE_INDEX_SHARDS, duePartition, expiresPartition } from '../store/table';
+import { dueIndexShards, duePartition, expiresPartition } from '../store/table';
 
 /** How long after its time a message that no queue message brought is taken up by the sweep. */
 export const sweepGraceMs = () => Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
 
-const shards = Array.from({ length: DUE_INDEX_SHARDS }, (_, shard) => shard);
+const shards = () => Array.from({ length: dueIndexShards() }, (_, shard) => shard);
 
 /**
  * Pending messages whose sweep time has passed: no queue message brought them to an attempt in
@@ -16,7 +16,7 @@ const shards = Array.from({ length: DUE_INDEX_SHARDS }, (_, shard) => shard);
 export async function dueMessages(now: number, limitPerShard: number): Promise<MessageRef[]> {
   const nextSweep = now + sweepGraceMs();
   const pages = await Promise.all(
-    shards.map(async (shard) => {
+    shards().map(async (shard) => {
       const due = await queryTimeIndex(duePartition(shard), now, limitPerShard);
       const taken = await Promise.all(due.map((entry) => postponeSweep(entry, entry.at, nextSweep)));
       return due.filter((_, index) => taken[index]);
@@ -31,7 +31,7 @@ export async function dueMessages(now: number, limitPerShard: number): Promise<M
  */
 export async function deleteExpiredMessages(now: number, deadline: number): Promise<number> {
   let deleted = 0;
-  for (const shard of shards) {
+  for (const shard of shards()) {
     for (;;) {
       if (Date.now() >= deadline) return deleted;
       const expired = await queryTimeIndex(expiresPartition(shard), now, 100);

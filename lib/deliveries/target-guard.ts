@@ -139,3 +139,45 @@ async function vettedAddresses(hostname: string, port: number, loopback: Loopbac
   }
   return addresses;
 }
+
+/** The target's host as resolved once before an attempt: the address that keys its host slot, and a resolver handing the attempt exactly those addresses. */
+export interface ResolvedTarget {
+  address: string;
+  resolve?: Resolver;
+}
+
+/** How long the lookup before an attempt may take; the attempt's own lookup, within its timeout, is the one that fails. */
+const TARGET_LOOKUP_TIMEOUT_MS = 5_000;
+
+/**
+ * Resolves the URL's host once. Its lowest address keys the attempt's host slot (an IPv6 one by its
+ * /64, which one machine may hold whole), so that ports, names and round-robin answers pointing at
+ * one machine share it; the attempt connects to exactly the addresses resolved, vetted by
+ * guardedLookup as ever. A host that does not resolve in time is keyed by its name, and its attempt
+ * looks it up (and fails) within its own timeout.
+ */
+export async function resolveTarget(url: string, resolve: Resolver = systemResolver, timeoutMs = TARGET_LOOKUP_TIMEOUT_MS): Promise<ResolvedTarget> {
+  let hostname: string;
+  try {
+    hostname = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    return { address: url };
+  }
+  if (ipaddr.isValid(hostname)) return { address: slotAddress(hostname) };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const addresses = await Promise.race([resolve(hostname), new Promise<never>((_, reject) => (timer = setTimeout(reject, timeoutMs)))]);
+    if (addresses.length === 0) return { address: hostname };
+    return { address: addresses.map(({ address }) => slotAddress(address)).sort()[0]!, resolve: async () => addresses };
+  } catch {
+    return { address: hostname };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function slotAddress(ip: string): string {
+  const parsed = ipaddr.process(ip);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  return `${(parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;
+}

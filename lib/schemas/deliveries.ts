@@ -26,8 +26,22 @@ export const delivery = z.object({
 });
 export type Delivery = z.infer<typeof delivery>;
 
+/** What the recent attempts to the webhook's URL showed. Times are milliseconds since the epoch. */
+export const endpointState = z
+  .object({
+    status: z.enum(['healthy', 'failing']).describe("failing: the last attempts failed; healthy: the last one was delivered (or none was made)"),
+    failingSince: z.number().int().optional().describe('When failing: when the first of the failed attempts since the last delivered one was made'),
+    consecutiveFailures: z.number().int().optional().describe('When failing: attempts failed since the last delivered one'),
+    circuitOpen: z
+      .boolean()
+      .optional()
+      .describe('When failing: so many attempts failed that one attempt at a time probes the URL until one is delivered; the other messages wait'),
+  })
+  .describe("The webhook's URL as its recent attempts showed it");
+
 export const deliveryList = z.object({
   deliveries: z.array(delivery),
+  endpoint: endpointState,
   nextPageToken,
 });
 export type DeliveryList = z.infer<typeof deliveryList>;

@@ -75,8 +75,11 @@ export interface ItemsRead {
   requests: number;
 }
 
-/** The items that exist among `keys`, read consistently, in no particular order. */
-export async function readItems(keys: TableKey[], projection?: string[]): Promise<ItemsRead> {
+/**
+ * The items that exist among `keys`, in no particular order: read strongly consistently, or, with
+ * `eventuallyConsistent`, at half the read units and perhaps a moment old.
+ */
+export async function readItems(keys: TableKey[], projection?: string[], { eventuallyConsistent = false } = {}): Promise<ItemsRead> {
   const table = tableName();
   const items: Item[] = [];
   let requests = 0;
@@ -92,7 +95,7 @@ export async function readItems(keys: TableKey[], projection?: string[]): Promis
           RequestItems: {
             [table]: {
               Keys: pending,
-              ConsistentRead: true,
+              ConsistentRead: !eventuallyConsistent,
               ProjectionExpression: names && Object.keys(names).join(', '),
               ExpressionAttributeNames: names,
             },

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { readFileSync } from 'node:fs';
-import { ConfigurationError, runtimeConfig } from '../config/runtime';
+import { isLoopbackHttpUrl, localServiceCredentials } from '../config/local-services';
+import { runtimeConfig } from '../config/runtime';
 
 let client: DynamoDBClient | undefined;
 
@@ -20,10 +20,9 @@ export function tableName(): string {
  */
 export function createDynamoDbClient(): DynamoDBClient {
   const { dynamoDbEndpoint, dynamoDbCredentialFile, region } = runtimeConfig();
-  const local = dynamoDbEndpoint !== undefined && /^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(dynamoDbEndpoint);
-  // An in-memory embedded server, or DynamoDB Local, accepts any credentials; a machine without an AWS profile has none to give.
-  const localCredentials = local && !process.env.AWS_ACCESS_KEY_ID ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined;
-  const credentials = dynamoDbCredentialFile ? { accessKeyId: 'local', secretAccessKey: storeCredential(dynamoDbCredentialFile) } : localCredentials;
+  const local = dynamoDbEndpoint !== undefined && isLoopbackHttpUrl(dynamoDbEndpoint);
+  // DynamoDB Local on loopback takes the machine's AWS profile when it has one.
+  const credentials = dynamoDbCredentialFile || (local && !process.env.AWS_ACCESS_KEY_ID) ? localServiceCredentials(dynamoDbCredentialFile) : undefined;
   const client = new DynamoDBClient({
     region,
     endpoint: dynamoDbEndpoint,
@@ -35,13 +34,4 @@ export function createDynamoDbClient(): DynamoDBClient {
   // is a no-op here (we never give it one): 5-35 µs of CPU per call, the larger for bigger pages.
   client.middlewareStack.remove('loggerMiddleware');
   return client;
-}
-
-/** The secret the embedded store's requests are signed with; the store checks the signature, so it never travels. */
-function storeCredential(file: string): string {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    throw new ConfigurationError(`cannot read the embedded store's credential file ${file}: ${(error as Error).message}`);
-  }
 }

@@ -193,23 +193,28 @@ export async function getMessage(ref: MessageRef): Promise<Message | undefined> 
  * Takes the message for one attempt until `until` (after the attempt's timeout): the sweep takes it
  * up again only then, so that a process that dies during the attempt leaves it to another, and no
  * second queue message starts an attempt meanwhile. Holds only if the message is still pending for
- * the attempt the caller read (its `nextAttemptAt`), and no other attempt holds it.
+ * the attempt the caller read (its `nextAttemptAt`), and no other attempt holds it. A message read
+ * with a sweep time (`seenSweepAt`) at or after `until`, as most are, keeps it: its entry in the
+ * due-time index, whose shards bound the stage's rate, is not written (docs/delivery-scale.md).
  */
-export async function claimMessage(ref: MessageRef, seenNextAttemptAt: number, now: number, until: number): Promise<boolean> {
+export async function claimMessage(ref: MessageRef, seenNextAttemptAt: number, now: number, until: number, seenSweepAt?: number): Promise<boolean> {
+  const values: Item = { ':until': until, ':pending': 'pending', ':seen': seenNextAttemptAt, ':now': now };
+  let update = 'SET claimedUntil = :until';
+  let condition = `#status = :pending AND nextAttemptAt = :seen AND ${UNCLAIMED}`;
+  if (seenSweepAt !== undefined && seenSweepAt >= until) {
+    condition += ' AND sweepAt >= :until';
+  } else {
+    update += ', sweepAt = :until, gsi3sk = :dueKey';
+    values[':dueKey'] = messageDueIndexKey(ref.messageId, until).gsi3sk;
+  }
   return conditionHeld(
     updateItem({
       TableName: tableName(),
       Key: keyOf(ref),
-      UpdateExpression: 'SET claimedUntil = :until, sweepAt = :until, gsi3sk = :dueKey',
-      ConditionExpression: `#status = :pending AND nextAttemptAt = :seen AND ${UNCLAIMED}`,
+      UpdateExpression: update,
+      ConditionExpression: condition,
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':until': until,
-        ':dueKey': messageDueIndexKey(ref.messageId, until).gsi3sk,
-        ':pending': 'pending',
-        ':seen': seenNextAttemptAt,
-        ':now': now,
-      },
+      ExpressionAttributeValues: values,
     }),
   );
 }

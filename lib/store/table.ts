@@ -1,3 +1,4 @@
+import { runtimeConfig } from '../config/runtime';
 import { uuidFromHex, uuidHex } from '../uuid';
 
 /**
@@ -40,6 +41,19 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * the due-time index: a pending message sits under `DUE#<shard>` at the time the sweep should take
  * it up, a finished one under `EXPIRES#<shard>` at the time it expires (the local sweep's list;
  * DynamoDB's TTL does it on AWS).
+ *
+ * Admission of attempts (lib/deliveries/admission.ts):
+ *
+ * | item            | pk                             | sk                      |
+ * |-----------------|--------------------------------|-------------------------|
+ * | endpoint health | ACCOUNT#<account>#WEBHOOK#<id> | ENDPOINT_HEALTH         |
+ * | attempt slot    | SLOTS#<scope>                  | <slot number, 4 digits> |
+ *
+ * The endpoint health item sits beside the webhook's addresses, whose Queries read only `ADDRESS#`
+ * sort keys; the purge deletes it with them. A scope's slots are one partition, so that one Query
+ * shows which are free; a scope is `account#<account>` or `host#<account>#<address>`. Slot items
+ * carry the TTL attribute (their lease's end): abandoned ones go on AWS, and locally one is taken
+ * over once its lease has ended.
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;
@@ -162,6 +176,18 @@ export const quarantinedBlockKey = (chainId: string, number: number, webhookId?:
   sk: `${QUARANTINE_SORT_KEY_PREFIX}${String(number).padStart(15, '0')}${webhookId ? `#${webhookId}` : ''}`,
 });
 
+/** A webhook's endpoint health: its recent failures and speed, and the circuit's probe lease. */
+export const endpointHealthKey = (account: string, webhookId: string): TableKey => ({ pk: webhookAddressesPartition(account, webhookId), sk: 'ENDPOINT_HEALTH' });
+
+/** The partition of one scope's attempt slots, and one slot in it. */
+export const attemptSlotsPartition = (scope: string) => `SLOTS#${scope}`;
+export const attemptSlotKey = (scope: string, slot: number): TableKey => ({ pk: attemptSlotsPartition(scope), sk: String(slot).padStart(4, '0') });
+export const slotOfSortKey = (sk: string) => Number(sk);
+
+/** Attempts of one account, and of one account to one resolved address. */
+export const accountSlotScope = (account: string) => `account#${account}`;
+export const hostSlotScope = (account: string, address: string) => `host#${account}#${address}`;
+
 const webhookMessagesPartition = (account: string, webhookId: string) => `${webhookAddressesPartition(account, webhookId)}#MESSAGES`;
 
 export const MESSAGE_SORT_KEY_PREFIX = 'MESSAGE#';
@@ -178,11 +204,13 @@ export const messageStatusIndexKey = (account: string, webhookId: string, status
 });
 
 /**
- * The due-time index is spread over shards: on AWS one index partition takes about 1 000 writes a
- * second, and every scheduling change of every message writes it.
+ * The due-time index is spread over the stage's shards (delivery.dueIndexShards): on AWS one index
+ * partition takes at most 1 000 writes a second, and every message's insert and end write it. A
+ * message's shard comes from the last 12 bits of its id (random in a UUIDv7): up to 4 096 shards, and
+ * the same shard as from its last 8 bits while the count divides 256.
  */
-export const DUE_INDEX_SHARDS = 8;
-const shardOf = (messageId: string) => parseInt(messageId.slice(-2), 16) % DUE_INDEX_SHARDS;
+export const dueIndexShards = () => runtimeConfig().delivery.dueIndexShards;
+const shardOf = (messageId: string) => parseInt(messageId.slice(-3), 16) % dueIndexShards();
 const timeKey = (ms: number, messageId: string) => `${String(Math.max(0, Math.floor(ms))).padStart(15, '0')}#${messageId}`;
 
 export const duePartition = (shard: number) => `DUE#${shard}`;
@@ -197,7 +225,7 @@ export const messageExpiryIndexKey = (messageId: string, at: number) => ({
   gsi3sk: timeKey(at, messageId),
 });
 
-/** DynamoDB's TTL attribute on AWS: finished messages carry it (Unix seconds). */
+/** DynamoDB's TTL attribute on AWS: finished messages and attempt slots carry it (Unix seconds). */
 export const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
 
 /** The upper bound of a gsi3 Query for what is due (or expired) at `ms`. */

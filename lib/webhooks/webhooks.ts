@@ -14,6 +14,7 @@ import {
 import { storeNewWebhook } from '../addresses/addresses';
 import { assertChainFollowed } from '../chains/followed-chains';
 import { requestResume } from '../deliveries/resume';
+import { deleteEndpointHealth } from '../store/endpoint-health';
 import { deleteWebhookPermanently } from '../addresses/purge';
 import { countNewWebhook, uncountUnstoredWebhook } from '../limits/account-limits';
 import { uuidv7Time } from '../uuid';
@@ -50,10 +51,16 @@ export async function getWebhook(account: string, id: string): Promise<Webhook> 
   return (await getWebhookItem(account, id)) ?? Promise.reject(notFound(id));
 }
 
-/** Activating a webhook also has the messages that waited while it was inactive queued again. */
+/**
+ * Activating a webhook also has the messages that waited while it was inactive queued again. A new
+ * URL is a new endpoint: what the old one's attempts showed (fast, failing) is forgotten.
+ */
 export async function updateWebhook(account: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
   if (input.status === 'active') await requestResume(account, id);
-  return (await updateWebhookItem(account, id, webhookChanges(input))) ?? Promise.reject(notFound(id));
+  const updated = await updateWebhookItem(account, id, webhookChanges(input));
+  if (!updated) throw notFound(id);
+  if (input.url !== undefined) await deleteEndpointHealth({ account, webhookId: id });
+  return updated;
 }
 
 /**

@@ -5,7 +5,7 @@ import { handler as dispatch } from '../../functions/dispatch-deliveries';
 import { handler as sendTest } from '../../functions/send-test-notification';
 import { handler as sweep } from '../../functions/sweep-deliveries';
 import { readRuntimeConfig } from '../../lib/config/runtime';
-import { queueDeliveries } from '../../lib/deliveries/queue';
+import { deliveryQueueSender } from '../../lib/deliveries/sqs-queue';
 import { getMessage } from '../../lib/store/messages';
 import { createWebhook } from '../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../support/embedded-store';
@@ -80,7 +80,7 @@ describe('on AWS', () => {
   });
 
   it("leaves a retry beyond SQS's longest delay (15 minutes) to the sweep", async () => {
-    await queueDeliveries([{ account: 'a', webhookId: 'w', messageId: 'm', at: Date.now() + 3_600_000 }]);
+    await deliveryQueueSender().send([{ account: 'a', webhookId: 'w', messageId: 'm', at: Date.now() + 3_600_000 }]);
     expect(queued()).toEqual([]);
   });
 
@@ -90,6 +90,13 @@ describe('on AWS', () => {
     const result = await dispatch(sqsEvent(['not json', entry, { account: 'a' }]), context);
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'm-0' }, { itemIdentifier: 'm-2' }]);
     expect((await getMessage(ref))!.status).toBe('succeeded');
+  });
+
+  it("sends a message to SQS in its account's group (a fair queue)", async () => {
+    await testNotification();
+    const entries = sqs.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries!);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.MessageGroupId).toBe(JSON.parse(entries[0]!.MessageBody!).account);
   });
 
   it('the sweep function queues what is due and no queue message brought', async () => {

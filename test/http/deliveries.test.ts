@@ -395,7 +395,7 @@ describe('the delivery log', () => {
     const succeeded = await client.call('GET', deliveriesPath(id, { status: 'succeeded', pageSize: '100' }), { key });
     expect(succeeded.body.deliveries).toHaveLength(5);
     const failed = await client.call('GET', deliveriesPath(id, { status: 'failed' }), { key });
-    expect(failed.body).toEqual({ deliveries: [] });
+    expect(failed.body).toEqual({ deliveries: [], endpoint: { status: 'healthy' } });
 
     expectError(await client.call('GET', deliveriesPath(id, { status: 'succeeded', pageToken: first.body.nextPageToken }), { key }), 400, 'pageToken');
     const other = await setUp(target.url);

@@ -24,6 +24,10 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
     ofType(resources, 'AWS::Lambda::Function').find(([, fn]) => fn.Properties.FunctionName === functionName(name))![1].Properties.Environment.Variables
       .DELIVERY_QUEUE_URL;
 
+  it('is a standard queue, which messages with a MessageGroupId make a fair one', () => {
+    expect(resources[queueId]!.Properties.FifoQueue).toBeUndefined();
+  });
+
   it('moves a queue message to the dead-letter queue after 5 receives, both encrypted with SQS-managed keys', () => {
     expect(resources[queueId]!.Properties).toMatchObject({
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetterQueueId, 'Arn'] }, maxReceiveCount: 5 },
@@ -70,10 +74,14 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
     expect(resources[queueId]!.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
   });
 
-  it('grants the dispatcher BatchGetItem, UpdateItem and DeleteItem on the table, and SendMessage on the delivery queue alone', () => {
+  it("grants the dispatcher what its messages, slot leases and endpoints' health need on the table, and SendMessage on the delivery queue alone", () => {
     const statements = statementsOf(resources, functionName('dispatchDeliveries'));
     expect(tableStatements(statements)).toEqual([
-      { Effect: 'Allow', Action: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], Resource: tableArn },
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+        Resource: [tableArn, indexArn(GSI1.indexName), indexArn(GSI2.indexName)],
+      },
     ]);
     expect(sendStatements(statements)).toEqual([{ Effect: 'Allow', Action: 'sqs:SendMessage', Resource: queueArn }]);
     // What the event source mapping needs to consume, and nothing on any other queue.

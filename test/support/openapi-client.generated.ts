@@ -290,6 +290,20 @@ export interface components {
                 /** @description Why the last attempt failed: the status, a timeout, a refused connection, a refused target */
                 lastError?: string;
             }[];
+            /** @description The webhook's URL as its recent attempts showed it */
+            endpoint: {
+                /**
+                 * @description failing: the last attempts failed; healthy: the last one was delivered (or none was made)
+                 * @enum {string}
+                 */
+                status: "healthy" | "failing";
+                /** @description When failing: when the first of the failed attempts since the last delivered one was made */
+                failingSince?: number;
+                /** @description When failing: attempts failed since the last delivered one */
+                consecutiveFailures?: number;
+                /** @description When failing: so many attempts failed that one attempt at a time probes the URL until one is delivered; the other messages wait */
+                circuitOpen?: boolean;
+            };
             /** @description Pass it as pageToken for the next page; absent on the last page */
             nextPageToken?: string;
         };

@@ -4,6 +4,7 @@ import { findActiveWatchers } from '../../../lib/addresses/watchers';
 import { putAddressChange } from '../../../lib/store/addresses';
 import { writeItems } from '../../../lib/store/batch';
 import { tableName } from '../../../lib/store/client';
+import { getEndpointHealth, recordEndpointOutcome, toEndpointHealth } from '../../../lib/store/endpoint-health';
 import { getItem, updateItem } from '../../../lib/store/items';
 import { PURGES_PARTITION, purgeJobKey, watcherKey, watchHeadKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
 import { headWrites, watcherWrites } from '../../../lib/store/watch-index';
@@ -148,6 +149,19 @@ describe('permanent deletion during an address change', () => {
     expect(itemsNaming(await scanTable(), webhook.id)).toEqual([]);
     expect([...(await headsOf(CHAIN, adding)).keys()]).toEqual([]);
   }, 60_000);
+});
+
+describe('permanent deletion of a webhook whose endpoint was attempted', () => {
+  it('purges the health of its endpoint', async () => {
+    const account = randomAccount();
+    const webhook = await createWatchingWebhook(account, CHAIN, randomAddresses(3));
+    const endpoint = { account, webhookId: webhook.id };
+    await recordEndpointOutcome(endpoint, toEndpointHealth(undefined), { delivered: false, fast: false, slowUntil: Date.now() }, Date.now());
+    expect((await getEndpointHealth(endpoint)).known).toBe(true);
+    await deleteWebhook(account, webhook.id, { permanent: true });
+    await maintainUntilPurged();
+    expect(itemsNaming(await scanTable(), webhook.id)).toEqual([]);
+  });
 });
 
 describe('the matcher after a permanent deletion', () => {

@@ -10,6 +10,7 @@ import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
 import { startRpcProxy, type RpcProxy, type RpcResponse } from '../../support/rpc-proxy';
 import { stepsUntilCaughtUp } from '../../support/follower-steps';
+import { NO_QUEUE } from '../../../lib/deliveries/queue';
 
 // One anvil behind a proxy that fails what a real node may fail on for good; each test follows it under a chain id of its own.
 const CHAIN_IDS = ['31383', '31384', '31385'];
@@ -43,7 +44,7 @@ const silent = new Logger({ logLevel: 'SILENT' });
 
 async function followed() {
   const settings = { ...devChainSettings(CHAIN_IDS.shift()!, proxy.url), firstCheckpoint: undefined };
-  const follower = new ChainFollower(settings, silent);
+  const follower = new ChainFollower(settings, silent, NO_QUEUE);
   await stepsUntilCaughtUp(follower, 30);
   return { settings, follower };
 }
@@ -107,7 +108,7 @@ describe('a block whose receipts the node fails on every time, while it answers 
     expect(await notified()).toEqual([]);
 
     faults.receiptsFailFor.clear();
-    await retakeQuarantinedBlock(settings, unreadable.blockNumber, silent);
+    await retakeQuarantinedBlock(settings, unreadable.blockNumber, silent, NO_QUEUE);
     expect((await notified()).map((event) => event.transaction.txHash)).toEqual([unreadable.transactionHash]);
     expect(await quarantinedBlocks(settings)).toEqual([]);
   });

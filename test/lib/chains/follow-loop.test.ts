@@ -4,6 +4,7 @@ import { devChainSettings } from '../../../lib/config/chains';
 import * as chainStore from '../../../lib/store/chains';
 import { useDevChain } from '../../support/dev-chain';
 import { useEmbeddedStore } from '../../support/embedded-store';
+import { NO_QUEUE } from '../../../lib/deliveries/queue';
 
 const CHAIN_ID = '31342';
 const chain = useDevChain(CHAIN_ID);
@@ -16,7 +17,7 @@ test('a head the store fails to record is a warning, not a failed step, and is r
   const warn = jest.spyOn(log, 'warn');
   const error = jest.spyOn(log, 'error');
   const stop = new AbortController();
-  const following = followChain({ ...devChainSettings(CHAIN_ID, chain.rpcUrl()), pollIntervalMs: 50 }, { leaseMs: 30_000, signal: stop.signal, log });
+  const following = followChain({ ...devChainSettings(CHAIN_ID, chain.rpcUrl()), pollIntervalMs: 50 }, { leaseMs: 30_000, signal: stop.signal, log, queue: NO_QUEUE });
   try {
     while (!(await chainStore.getChainHead(CHAIN_ID))) await new Promise((resolve) => setTimeout(resolve, 50));
   } finally {

@@ -8,6 +8,7 @@ import { MAX_STORED_BODY_BYTES } from '../../../lib/store/messages';
 import { randomAddress } from '../../support/factories';
 import { chainWebhooks, notificationOf, useDevChain } from '../../support/dev-chain';
 import { useLocalService } from '../../support/local-service';
+import { NO_QUEUE } from '../../../lib/deliveries/queue';
 
 const CHAIN_ID = '31337';
 const chain = useDevChain(CHAIN_ID);
@@ -214,7 +215,7 @@ describe('the chain follower on a real anvil', () => {
       const from = await unfollowed.fundedAddress();
       const receipt = await unfollowed.send({ from, to, value: 3n });
       await unfollowed.rpc('anvil_mine', ['0x3']);
-      expect(await stepsUntilCaughtUp(new ChainFollower(devChainSettings('31339', unfollowed.rpcUrl()), silent))).toBe(1);
+      expect(await stepsUntilCaughtUp(new ChainFollower(devChainSettings('31339', unfollowed.rpcUrl()), silent, NO_QUEUE))).toBe(1);
       const [request] = await receiver.waitFor(1);
       expect(notificationOf(request!).event.transaction.txHash).toBe(receipt.transactionHash);
     });
@@ -226,7 +227,7 @@ describe('the chain follower on a real anvil', () => {
       const { receiver } = await watch([to], { chainId: '31340' });
       const from = await unfollowed.fundedAddress();
       await unfollowed.send({ from, to, value: 1n });
-      const follower = new ChainFollower(settings, silent);
+      const follower = new ChainFollower(settings, silent, NO_QUEUE);
       expect(await stepsUntilCaughtUp(follower)).toBe(0);
       const receipt = await unfollowed.send({ from, to, value: 2n });
       expect(await stepsUntilCaughtUp(follower)).toBe(1);

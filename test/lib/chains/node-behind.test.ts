@@ -13,6 +13,7 @@ import { useDevChain } from '../../support/dev-chain';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
 import { startRpcProxy, type RpcProxy } from '../../support/rpc-proxy';
+import { NO_QUEUE } from '../../../lib/deliveries/queue';
 
 // One anvil behind a proxy that plays a node behind; each test follows it under a chain id of its own.
 const CHAIN_IDS = Array.from({ length: 10 }, (_, index) => String(31360 + index));
@@ -43,7 +44,7 @@ function newChain() {
   const errors = jest.spyOn(log, 'error');
   const settings = { ...devChainSettings(chainId, proxy.url), firstCheckpoint: undefined };
   const logged = () => [...warnings.mock.calls, ...errors.mock.calls].map(([message]) => message as string);
-  return { chainId, follower: new ChainFollower(settings, log), logged };
+  return { chainId, follower: new ChainFollower(settings, log, NO_QUEUE), logged };
 }
 
 const head = async () => Number(await chain.rpc('eth_blockNumber'));
@@ -120,7 +121,7 @@ describe('a node behind answering null for a block', () => {
     const { chainId, follower, logged, address, notified, checkpoint } = await followedWithBlocksKept(4);
     Object.assign(behind, { blocks: (number: number) => number > checkpoint.number - unknownBlocks, headBehindBy });
     await expect(follower.step()).rejects.toBeInstanceOf(LaggingNodeError);
-    await expect(new ChainFollower(follower.chain, new Logger({ logLevel: 'SILENT' })).step()).rejects.toBeInstanceOf(LaggingNodeError);
+    await expect(new ChainFollower(follower.chain, new Logger({ logLevel: 'SILENT' }), NO_QUEUE).step()).rejects.toBeInstanceOf(LaggingNodeError);
     expect(await getCheckpoint(chainId)).toEqual(checkpoint);
     Object.assign(behind, { blocks: () => false, headBehindBy: 0 });
     const receipt = await chain.send({ from: DEV_ACCOUNT, to: address, value: 1n });

@@ -14,6 +14,7 @@ import { chainWebhooks, notificationOf, useDevChain } from '../../support/dev-ch
 import { useLocalService } from '../../support/local-service';
 import { startReceiver } from '../../support/receiver';
 import { stepsUntilCaughtUp } from '../../support/follower-steps';
+import { NO_QUEUE } from '../../../lib/deliveries/queue';
 
 // A node the service does not follow: the test takes its follower's steps, one at a time.
 const CHAIN_ID = '31341';
@@ -36,7 +37,7 @@ describe("a webhook whose notifications keep failing to record", () => {
     const last = await chain.send({ from, to: after, value: 3n });
 
     // The three blocks are one catch-up batch; only the faulty webhook's notification of the failing one is quarantined.
-    await stepsUntilCaughtUp(new ChainFollower(settings(), silent));
+    await stepsUntilCaughtUp(new ChainFollower(settings(), silent, NO_QUEUE));
     const notified = await bystander.receiver.waitFor(2);
     expect(notified.map((request) => notificationOf(request).event.transaction.txHash).sort()).toEqual([first.transactionHash, last.transactionHash].sort());
     const [soundRequest] = await sound.receiver.waitFor(1);
@@ -48,17 +49,17 @@ describe("a webhook whose notifications keep failing to record", () => {
     ]);
 
     // Taken again before the cause is fixed: it fails, and stays quarantined with one attempt more.
-    await expect(retakeQuarantinedBlock(settings(), number, silent)).rejects.toThrow(/failed again: WebhooksFailed: /);
+    await expect(retakeQuarantinedBlock(settings(), number, silent, NO_QUEUE)).rejects.toThrow(/failed again: WebhooksFailed: /);
     expect(await quarantinedBlocks(settings())).toEqual([expect.objectContaining({ ...record, attempts: QUARANTINE_AFTER_ATTEMPTS + 1 })]);
 
     await repair();
-    const retaken = await retakeQuarantinedBlock(settings(), number, silent);
+    const retaken = await retakeQuarantinedBlock(settings(), number, silent, NO_QUEUE);
     const [request] = await faulty.receiver.waitFor(1);
     expect(notificationOf(request!).event.transaction.txHash).toBe(failing.transactionHash);
     expect(retaken).toEqual({ number, hash: failing.blockHash, notifications: 1 });
     expect(sound.receiver.requests).toHaveLength(1);
     expect(await quarantinedBlocks(settings())).toEqual([]);
-    await expect(retakeQuarantinedBlock(settings(), number, silent)).rejects.toThrow(NotFound);
+    await expect(retakeQuarantinedBlock(settings(), number, silent, NO_QUEUE)).rejects.toThrow(NotFound);
   }, 60_000);
 
   test('a webhook item that cannot be read as a webhook is skipped: the others of its block are notified, nothing is quarantined', async () => {
@@ -67,7 +68,7 @@ describe("a webhook whose notifications keep failing to record", () => {
     const sound = await watch([address]);
     await breakWebhookItem(unreadable.webhook.id);
     const receipt = await chain.send({ from: await chain.fundedAddress(), to: address, value: 1n });
-    expect(await stepsUntilCaughtUp(new ChainFollower(settings(), silent))).toEqual([]);
+    expect(await stepsUntilCaughtUp(new ChainFollower(settings(), silent, NO_QUEUE))).toEqual([]);
     const [request] = await sound.receiver.waitFor(1);
     expect(notificationOf(request!).event.transaction.txHash).toBe(receipt.transactionHash);
     expect(await quarantinedBlocks(settings())).toEqual([]);
@@ -82,7 +83,7 @@ describe('a retake whose node fails', () => {
     const number = 9_000_001;
     await putQuarantinedBlock(CHAIN_ID, { number, reason: 'TypeError: earlier', attempts: QUARANTINE_AFTER_ATTEMPTS, quarantinedAt: Date.now() });
     try {
-      const error = await retakeQuarantinedBlock(devChainSettings(CHAIN_ID, `${failing.url}/v3/${providerKey}`), number, silent).catch((caught: unknown) => caught);
+      const error = await retakeQuarantinedBlock(devChainSettings(CHAIN_ID, `${failing.url}/v3/${providerKey}`), number, silent, NO_QUEUE).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(RetakeFailed);
       expect((error as Error).message).toMatch(/^block 9000001 of chain 31341 could not be read: HttpRequestError: /);
       expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain(providerKey);

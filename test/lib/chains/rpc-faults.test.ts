@@ -11,6 +11,7 @@ import { useDevChain } from '../../support/dev-chain';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
 import { startRpcProxy, type RpcCall, type RpcProxy, type RpcResponse } from '../../support/rpc-proxy';
+import { NO_QUEUE } from '../../../lib/deliveries/queue';
 
 const CHAIN_ID = '31352';
 const CONFIRMATIONS = 2;
@@ -123,7 +124,7 @@ test(`behind a faulty RPC (seed ${SEED}), with reorganisations and followers kil
   );
   const settings: ChainSettings = { ...devChainSettings(CHAIN_ID, proxy.url), confirmations: CONFIRMATIONS, firstCheckpoint: undefined };
   let generation = 0;
-  const newFollower = () => new ChainFollower({ ...settings, rpcUrl: `${proxy.url}/follower-${++generation}` }, log);
+  const newFollower = () => new ChainFollower({ ...settings, rpcUrl: `${proxy.url}/follower-${++generation}` }, log, NO_QUEUE);
   let follower = newFollower();
   const stepErrors: Record<string, number> = {};
   let lastError: unknown;

@@ -4,7 +4,6 @@ import { LogFlood } from '../../../infra/dev-contracts.generated';
 import { ChainFollower } from '../../../lib/chains/follower';
 import * as oversized from '../../../lib/chains/oversized';
 import { devChainSettings, encodeFollowedChains, FOLLOWED_CHAINS_VARIABLE, publicFactsOf } from '../../../lib/config/chains';
-import { deliverQueued } from '../../../lib/deliveries/deliver';
 import * as signing from '../../../lib/deliveries/signing';
 import { generateOrRotateSharedSecret } from '../../../lib/secrets/shared-secret';
 import { createWebhookBody } from '../../../lib/schemas/webhook';
@@ -16,6 +15,8 @@ import { randomAccount, webhookInput } from '../../support/factories';
 // The module object itself (not a namespace copy), so that the store's calls are spied on.
 import zlib = require('node:zlib');
 import { startReceiver, type Receiver } from '../../support/receiver';
+import { NO_QUEUE } from '../../../lib/deliveries/queue';
+import { deliverNow } from '../../support/queue-records';
 
 const CHAIN_ID = '31381';
 const chain = useDevChain(CHAIN_ID);
@@ -37,7 +38,7 @@ describe("one account's many webhooks on one transaction too large to store", ()
   test('share its event: cut, serialised and gzipped once per (includeLogs, includeInternalTxs), every webhook recorded with the same body apart from its ids', async () => {
     const log = new Logger({ logLevel: 'SILENT' });
     const warnings = jest.spyOn(log, 'warn');
-    const follower = new ChainFollower({ ...devChainSettings(CHAIN_ID, chain.rpcUrl()), firstCheckpoint: undefined }, log);
+    const follower = new ChainFollower({ ...devChainSettings(CHAIN_ID, chain.rpcUrl()), firstCheckpoint: undefined }, log, NO_QUEUE);
     const from = await chain.fundedAddress();
     const flood = (await chain.send({ from, data: LogFlood.bytecode })).contractAddress as string;
     await stepUntilCaughtUp(follower);
@@ -89,7 +90,7 @@ describe("one account's many webhooks on one transaction too large to store", ()
       const { body, eventText, ref } = recorded[0]!;
       expect(serialised.filter((text) => text === eventText)).toHaveLength(1);
       expect(gzipped.filter((input) => input === eventText)).toHaveLength(1);
-      await deliverQueued(ref);
+      await deliverNow(ref);
       const [request] = receiver.requests.filter((received) => JSON.parse(received.body).messageId === ref.messageId);
       expect(request!.body).toBe(body);
       expect(signing.verifyNotification({ rawBody: request!.body, headers: request!.headers as Record<string, string>, secret })).toMatchObject({

@@ -1,6 +1,6 @@
-import { deliverQueued, prepareDelivery } from '../../../lib/deliveries/deliver';
-import { Dispatcher } from '../../../lib/deliveries/dispatcher';
+import { prepareDelivery } from '../../../lib/deliveries/deliver';
 import { recordNotifications } from '../../../lib/deliveries/messages';
+import { NO_QUEUE, type QueuedDelivery } from '../../../lib/deliveries/queue';
 import { runResumeJobs } from '../../../lib/deliveries/resume';
 import { deleteExpiredMessages, dueMessages } from '../../../lib/deliveries/sweep';
 import { randomBytes } from 'node:crypto';
@@ -13,11 +13,18 @@ import { messageKey } from '../../../lib/store/table';
 import { createWebhook, deleteWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
+import { deliverNow } from '../../support/queue-records';
 import { startReceiver, type Receiver } from '../../support/receiver';
 
-// No dispatcher runs in this process: nothing is sent but what a test asks for, as when a queue
+// No consumer runs in this process: nothing is sent but what a test asks for, as when a queue
 // message is lost. The sweep takes up a message 1 s after it is due.
-useEmbeddedStore({ DELIVERY_SWEEP_GRACE_SECONDS: '1', DELIVERY_TIMEOUT_SECONDS: '2', DELIVERY_RETRY_SCHEDULE: '1' });
+useEmbeddedStore({
+  DELIVERY_SWEEP_GRACE_SECONDS: '1',
+  DELIVERY_TIMEOUT_SECONDS: '2',
+  DELIVERY_RETRY_SCHEDULE: '1',
+  DELIVERY_CONCURRENCY_PER_ACCOUNT: '2',
+  DELIVERY_CONCURRENCY_PER_HOST: '2',
+});
 
 let receiver: Receiver;
 beforeAll(async () => {
@@ -30,7 +37,7 @@ afterAll(async () => {
 async function recordedMessage() {
   const account = randomAccount();
   const webhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
-  const [messageId] = await recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event: { transaction: {} } }]);
+  const [messageId] = await recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event: { transaction: {} } }], NO_QUEUE);
   return { account, webhookId: webhook.id, messageId: messageId! };
 }
 
@@ -39,7 +46,7 @@ const requestsFor = (messageId: string) => receiver.requests.filter((request) =>
 it('records a message once under its id: recording it again changes nothing', async () => {
   const ref = await recordedMessage();
   const before = await getMessage(ref);
-  await recordNotifications(ref.account, ref.webhookId, [{ eventType: 'address_activity', event: { other: true }, messageId: ref.messageId }]);
+  await recordNotifications(ref.account, ref.webhookId, [{ eventType: 'address_activity', event: { other: true }, messageId: ref.messageId }], NO_QUEUE);
   expect(await getMessage(ref)).toEqual(before);
 });
 
@@ -52,7 +59,7 @@ describe('large notifications', () => {
     const { secret } = await generateOrRotateSharedSecret(account);
     const webhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
     const event = eventOf(MAX_STORED_BODY_BYTES * 1.5);
-    const [messageId] = await recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event }]);
+    const [messageId] = await recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event }], NO_QUEUE);
     const ref = { account, webhookId: webhook.id, messageId: messageId! };
     const item = await getItem({ TableName: tableName(), Key: messageKey(account, webhook.id, ref.messageId) });
     expect(item!.body).toBeUndefined();
@@ -60,7 +67,7 @@ describe('large notifications', () => {
     const message = await getMessage(ref);
     expect(Buffer.byteLength(message!.body)).toBeGreaterThan(MAX_STORED_BODY_BYTES);
     expect(JSON.parse(message!.body).event).toEqual(event);
-    await deliverQueued(ref);
+    await deliverNow(ref);
     const [request] = requestsFor(ref.messageId);
     expect(request!.body).toBe(message!.body);
     expect(verifyNotification({ rawBody: request!.body, headers: request!.headers as Record<string, string>, secret })).toMatchObject({ xSignature: true, standardWebhooks: true });
@@ -75,7 +82,7 @@ describe('large notifications', () => {
     const ids = await recordNotifications(account, webhook.id, [
       { eventType: 'address_activity', event: incompressible, fitted: (fits) => (fits(incompressible) ? incompressible : cut) },
       { eventType: 'address_activity', event: { transaction: {} } },
-    ]);
+    ], NO_QUEUE);
     expect(ids).toHaveLength(2);
     expect(JSON.parse((await getMessage({ account, webhookId: webhook.id, messageId: ids[0]! }))!.body).event).toEqual(cut);
   });
@@ -84,13 +91,13 @@ describe('large notifications', () => {
     const account = randomAccount();
     const webhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
     const incompressible = { data: `0x${randomBytes(MAX_STORED_BODY_BYTES * 2).toString('hex')}` };
-    await expect(recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event: incompressible }])).rejects.toThrow(NotificationTooLarge);
+    await expect(recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event: incompressible }], NO_QUEUE)).rejects.toThrow(NotificationTooLarge);
   });
 });
 
 it('sends a message once when two dispatchers take it up at the same moment', async () => {
   const ref = await recordedMessage();
-  await Promise.all([deliverQueued(ref), deliverQueued(ref), deliverQueued(ref)]);
+  await Promise.all([deliverNow(ref), deliverNow(ref), deliverNow(ref)]);
   expect(requestsFor(ref.messageId)).toHaveLength(1);
   expect((await getMessage(ref))!.status).toBe('succeeded');
 });
@@ -103,14 +110,14 @@ it('sweeps up a pending message whose queue message was lost, once per sweep tim
   expect(due).toContainEqual(ref);
   // Handed over once: the next pass does not find it again until its new sweep time.
   expect(await dueMessages(now + 1500, 1000)).not.toContainEqual(ref);
-  await deliverQueued(ref);
+  await deliverNow(ref);
   expect(requestsFor(ref.messageId)).toHaveLength(1);
 });
 
 it('deletes a finished message once it has expired, and never a pending one', async () => {
   const finished = await recordedMessage();
   const pending = await recordedMessage();
-  await deliverQueued(finished);
+  await deliverNow(finished);
   const expiresAt = (await getMessage(finished))!.expiresAt!;
   expect(expiresAt).toBe(Math.floor((await getMessage(finished))!.createdAt / 1000) + 30 * 86_400);
   expect((await getMessage(pending))!.expiresAt).toBeUndefined();
@@ -124,7 +131,7 @@ it('deletes a finished message once it has expired, and never a pending one', as
 it('sends nothing for a webhook deleted for good, and deletes its message', async () => {
   const ref = await recordedMessage();
   await deleteWebhook(ref.account, ref.webhookId, { permanent: true });
-  await deliverQueued(ref);
+  await deliverNow(ref);
   expect(requestsFor(ref.messageId)).toHaveLength(0);
   expect(await getMessage(ref)).toBeUndefined();
 });
@@ -135,7 +142,7 @@ it('does not take a message from an attempt under way to hold it for its inactiv
   const now = Date.now();
   expect(await claimMessage(ref, message.nextAttemptAt!, now, now + 60_000)).toBe(true);
   await updateWebhook(ref.account, ref.webhookId, { status: 'inactive' });
-  expect(await prepareDelivery(ref, now + 100)).toEqual({ kind: 'none' });
+  expect(await prepareDelivery(ref, NO_QUEUE, now + 100)).toEqual({ kind: 'none' });
   const held = await rescheduleMessage(ref, { at: now, sweepAt: now, now, manual: false, waitingForActivation: true, seenNextAttemptAt: message.nextAttemptAt });
   expect(held).toBe(false);
   expect((await getMessage(ref))!.claimedUntil).toBe(now + 60_000);
@@ -144,7 +151,7 @@ it('does not take a message from an attempt under way to hold it for its inactiv
 it("parks an inactive webhook's message out of the due-time index, and its activation's resume job queues it again", async () => {
   const ref = await recordedMessage();
   await updateWebhook(ref.account, ref.webhookId, { status: 'inactive' });
-  expect(await prepareDelivery(ref)).toEqual({ kind: 'none' });
+  expect(await prepareDelivery(ref, NO_QUEUE)).toEqual({ kind: 'none' });
   const parked = (await getMessage(ref))!;
   expect(parked).toMatchObject({ status: 'pending', waitingForActivation: true });
   expect(parked.sweepAt).toBeUndefined();
@@ -152,45 +159,50 @@ it("parks an inactive webhook's message out of the due-time index, and its activ
   expect(await dueMessages(Date.now() + 365 * 86_400_000, 1000)).not.toContainEqual(ref);
 
   await updateWebhook(ref.account, ref.webhookId, { status: 'active' });
-  expect(await runResumeJobs(Date.now() + 5000)).toBeGreaterThanOrEqual(1);
+  expect(await runResumeJobs(Date.now() + 5000, NO_QUEUE)).toBeGreaterThanOrEqual(1);
   const resumed = (await getMessage(ref))!;
   expect(resumed.waitingForActivation).toBeUndefined();
   expect(resumed.sweepAt).toBeDefined();
-  await deliverQueued(ref);
+  await deliverNow(ref);
   expect(requestsFor(ref.messageId)).toHaveLength(1);
   // The job is done: a second run finds nothing to do.
-  expect(await runResumeJobs(Date.now() + 5000)).toBe(0);
+  expect(await runResumeJobs(Date.now() + 5000, NO_QUEUE)).toBe(0);
 });
 
-describe('the dispatcher', () => {
-  it("keeps a dead receiver's messages in its own line, serves a healthy receiver at once, and sends what waited as the webhook now is", async () => {
+describe('the consumer', () => {
+  it("holds at most an account's slots with a dead receiver, puts the rest off unattempted, and serves a fast endpoint and another account meanwhile", async () => {
     const dead = await startReceiver(() => 'hang');
     try {
       const account = randomAccount();
       const deadWebhook = await createWebhook(account, webhookInput({ url: dead.url, metadata: { addresses: [randomAddress()] } }) as never);
-      const healthyWebhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
+      const fastWebhook = await createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never);
       const event = { eventType: 'address_activity', event: { transaction: {} } };
-      const deadIds = await recordNotifications(account, deadWebhook.id, Array.from({ length: 30 }, () => event));
-      const healthyIds = await recordNotifications(account, healthyWebhook.id, Array.from({ length: 5 }, () => event));
+      const refsOf = (webhookId: string, ids: string[]) => ids.map((messageId) => ({ account, webhookId, messageId }));
+      // One delivered first: the endpoint is known to answer fast, and takes no slot.
+      await deliverNow(refsOf(fastWebhook.id, await recordNotifications(account, fastWebhook.id, [event], NO_QUEUE)));
+      const deadRefs = refsOf(deadWebhook.id, await recordNotifications(account, deadWebhook.id, Array.from({ length: 10 }, () => event), NO_QUEUE));
+      const fastIds = await recordNotifications(account, fastWebhook.id, Array.from({ length: 5 }, () => event), NO_QUEUE);
 
-      // 2 attempts at once per host, 4 in all.
-      const dispatcher = new Dispatcher({ total: 4, perHost: 2 });
-      for (const messageId of deadIds) dispatcher.submit({ account, webhookId: deadWebhook.id, messageId });
+      const putOff: QueuedDelivery[] = [];
+      const before = Date.now();
+      const deadBatch = deliverNow(deadRefs, { send: async (deliveries) => void putOff.push(...deliveries) });
       await dead.waitFor(2);
-      for (const messageId of healthyIds) dispatcher.submit({ account, webhookId: healthyWebhook.id, messageId });
-      const received = () => healthyIds.filter((id) => requestsFor(id).length === 1).length;
-      while (received() < healthyIds.length) await new Promise((resolve) => setTimeout(resolve, 20));
-      // Served while the dead receiver's first two attempts still hang (2 s timeout).
+      await deliverNow(refsOf(fastWebhook.id, fastIds));
+      expect(fastIds.filter((id) => requestsFor(id).length === 1)).toHaveLength(5);
+      // Another account's new endpoint has slots of its own.
+      const other = await recordedMessage();
+      await deliverNow(other);
+      expect(requestsFor(other.messageId)).toHaveLength(1);
+      // Both attempts still hang (2 s timeout): 2 slots of the account, the other 8 put off.
       expect(dead.requests).toHaveLength(2);
+      expect(putOff).toHaveLength(8);
+      for (const delivery of putOff) expect(delivery).toMatchObject({ account, webhookId: deadWebhook.id, deferrals: 1 });
+      expect(Math.min(...putOff.map(({ at }) => at))).toBeGreaterThan(before);
 
-      // Deactivated while 28 of its messages wait: when their turn comes, none is sent.
-      await updateWebhook(account, deadWebhook.id, { status: 'inactive' });
-      await dispatcher.idle();
-      expect(dead.requests).toHaveLength(2);
-      const messages = await Promise.all(deadIds.map((messageId) => getMessage({ account, webhookId: deadWebhook.id, messageId })));
-      // The two attempted timed out and wait for their retry; the 28 others wait for the webhook.
-      expect(messages.filter((message) => message!.waitingForActivation && message!.attempts === 0)).toHaveLength(28);
+      await deadBatch;
+      const messages = await Promise.all(deadRefs.map((ref) => getMessage(ref)));
       expect(messages.filter((message) => message!.attempts === 1 && message!.attemptLog[0]!.error!.startsWith('timeout'))).toHaveLength(2);
+      expect(messages.filter((message) => message!.status === 'pending' && message!.attempts === 0)).toHaveLength(8);
     } finally {
       await dead.close();
     }

@@ -1,6 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { LoopbackTargets } from '../../../lib/config/runtime';
-import { guardedLookup, refusedAddressReason, refusedLiteralTargetReason, type Resolver } from '../../../lib/deliveries/target-guard';
+import { guardedLookup, refusedAddressReason, refusedLiteralTargetReason, resolveTarget, type Resolver } from '../../../lib/deliveries/target-guard';
 
 // Nothing here opens a socket: addresses come from literals and injected resolvers.
 
@@ -170,5 +170,33 @@ describe('guardedLookup', () => {
     const notFound = Object.assign(new Error('getaddrinfo ENOTFOUND receiver.test'), { code: 'ENOTFOUND' });
     await expect(lookUp(() => Promise.reject(notFound), {})).rejects.toBe(notFound);
     await expect(lookUp(resolvingTo(), { all: true })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+  });
+});
+
+describe('resolveTarget', () => {
+  const answers = (addresses: string[]): Resolver => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+
+  it('keys a host by its lowest address, and hands the attempt exactly the addresses resolved', async () => {
+    const target = await resolveTarget('https://receiver.example.com/hook', answers(['203.0.113.9', '198.51.100.7']));
+    expect(target.address).toBe('198.51.100.7');
+    expect(await target.resolve!('receiver.example.com')).toEqual([
+      { address: '203.0.113.9', family: 4 },
+      { address: '198.51.100.7', family: 4 },
+    ]);
+  });
+
+  it('keys an IPv6 address by its /64, which one machine may hold whole', async () => {
+    const first = await resolveTarget('https://a.example.com/', answers(['2001:db8:1:2::10']));
+    const second = await resolveTarget('https://[2001:db8:1:2:ffff::1]:8443/');
+    expect(first.address).toBe('2001:db8:1:2::/64');
+    expect(second).toEqual({ address: '2001:db8:1:2::/64' });
+  });
+
+  it('keys a literal by itself (no lookup), and a host that does not resolve in time by its name', async () => {
+    expect(await resolveTarget('http://127.0.0.1:4000/')).toEqual({ address: '127.0.0.1' });
+    const never: Resolver = () => new Promise(() => undefined);
+    expect(await resolveTarget('https://slow.example.com/', never, 50)).toEqual({ address: 'slow.example.com' });
+    const failing: Resolver = async () => Promise.reject(Object.assign(new Error('nope'), { code: 'ENOTFOUND' }));
+    expect(await resolveTarget('https://gone.example.com/', failing)).toEqual({ address: 'gone.example.com' });
   });
 });

@@ -1,0 +1,220 @@
+import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { newLocalDeliveryQueue } from '../../infra/local/background-work';
+import { startDeliveryLoop } from '../../infra/local/delivery-loop';
+import { recordNotifications, type Notification } from '../../lib/deliveries/messages';
+import { createWebhookBody } from '../../lib/schemas/webhook';
+import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
+import { createWebhook } from '../../lib/webhooks/webhooks';
+import { takeAccountMessages, type AccountMessages } from '../support/account-messages';
+import { CountingQueue } from '../support/counting-queue';
+import { startDeliveryReceivers, type DeliveryReceivers } from '../support/delivery-receivers';
+import { NotificationRun, pacedLoop, pooled, type Target } from '../support/notification-load';
+import { processCpuMicros } from '../support/process-stats';
+import { instrumentDynamoDb } from '../support/store';
+import { figure, type BenchOptions, type Figure } from '../support/report';
+import { realisticEvent } from './delivery';
+
+const SECTION = '11 noisy neighbour';
+const P99_TARGET = 1.5;
+const MAX_TARGET_MS = 2_000;
+/** Account A: webhooks to a receiver that never answers, its backlog over them, and a burst to one fast receiver. */
+const DEAD_WEBHOOKS = 20;
+const BACKLOG = 1_000;
+const BURST = 5_000;
+/** Notifications a recordNotifications call of A's takes, and calls at once. */
+const A_CALL = 50;
+const A_PARALLEL = 8;
+/** B's notifications per second, to its own fast receiver. */
+const B_RATE = 20;
+/** The loop runs before a phase sends: its first sweep is done. */
+const LOOP_SETTLE_MS = 250;
+const GRACE_MS = 15_000;
+
+interface Phase {
+  run: NotificationRun;
+  /** B's messages the consumer put off. */
+  bPutOff: number;
+  /** How long B's messages waited in the queue for a consumer (ms). */
+  bWaits: number[];
+  /** CPU of this process and of the store over the phase, in cores; the phase's length. */
+  busy?: { bench: number; store: number; seconds: number; lagMaxMs: number };
+  /** Account A's messages after the phase, and how many the consumer put off (queued again without an attempt). */
+  a?: AccountMessages & { putOff: number; burstDelivered: number; deadAttempts: number };
+}
+
+const busyText = ({ busy }: Phase) => (busy ? `CPU over the phase's ${busy.seconds.toFixed(0)} s: this process ${busy.bench.toFixed(2)} cores (event loop delayed at most ${busy.lagMaxMs.toFixed(0)} ms), the store ${busy.store.toFixed(2)}` : '');
+const busyRange = (phases: Phase[]) => {
+  const values = phases.map(({ busy }) => busy?.store ?? NaN);
+  return `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
+};
+const waitText = (waits: number[]) => {
+  const sorted = [...waits].sort((x, y) => x - y);
+  const at = (share: number) => sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))] ?? NaN;
+  return `in the queue for a consumer p50 ${at(0.5).toFixed(0)} ms, p99 ${at(0.99).toFixed(0)} ms`;
+};
+const ms = (micros: number) => `${(micros / 1000).toFixed(1)} ms`;
+
+/**
+ * Account B's notifications, recorded at a steady rate to its own fast receiver, from recorded to
+ * received: alone, and while account A has a backlog to 20 dead receivers and a burst to a fast one,
+ * through the delivery loop `npm start` runs (the same consumer as the dispatcher function's) in this
+ * process. The two alternate round by round; each phase has fresh accounts and webhooks, its own queue
+ * and loop, and deletes A's messages at its end (the endpoint health of A's dead webhooks, and their
+ * pending messages, would otherwise carry into later phases).
+ */
+export async function noisyNeighbour({ quick, progress }: BenchOptions, store: { pid: number }): Promise<Figure[]> {
+  // A's receivers (its dead ones and its burst's) and B's own, each in a process of their own.
+  const receivers = await startDeliveryReceivers();
+  const bReceivers = await startDeliveryReceivers();
+  const event = realisticEvent();
+  let current: NotificationRun | undefined;
+  bReceivers.onArrivals((ids, times) => current?.arrived(ids, times));
+  const rounds = quick ? 1 : 3;
+  const seconds = quick ? 4 : 10;
+  const phases = { alone: [] as Phase[], withA: [] as Phase[] };
+  try {
+    for (let round = 0; round < rounds; round += 1) {
+      for (const withA of round % 2 ? [true, false] : [false, true]) {
+        progress(`noisy: round ${round + 1} of ${rounds}, B at ${B_RATE}/s for ${seconds} s${withA ? `, with A's backlog of ${BACKLOG} to ${DEAD_WEBHOOKS} dead receivers and a burst of ${BURST}` : ', alone'}`);
+        const cpu = { bench: process.cpuUsage(), store: processCpuMicros(store.pid), started: performance.now() };
+        const requests = instrumentDynamoDb();
+        const lag = monitorEventLoopDelay({ resolution: 10 });
+        lag.enable();
+        const phase = await runPhase({ a: receivers, b: bReceivers }, event, withA, seconds, (run) => (current = run), progress);
+        const wallMicros = (performance.now() - cpu.started) * 1000;
+        const used = process.cpuUsage(cpu.bench);
+        const storeUsed = (processCpuMicros(store.pid) ?? NaN) - (cpu.store ?? NaN);
+        lag.disable();
+        const byCommand = new Map<string, number>();
+        for (const { command } of requests.calls) byCommand.set(command, (byCommand.get(command) ?? 0) + 1);
+        progress(`noisy:   store requests (succeeded): ${[...byCommand].map(([command, count]) => `${command.replace(/Command$/, '')} ${count}`).join(', ')}`);
+        requests.stop();
+        phase.busy = { bench: (used.user + used.system) / wallMicros, store: storeUsed / wallMicros, seconds: wallMicros / 1e6, lagMaxMs: lag.max / 1e6 };
+        (withA ? phases.withA : phases.alone).push(phase);
+        const { all } = pooled([phase.run]);
+        progress(`noisy:   B p50 ${ms(all.getValueAtPercentile(50))}, p99 ${ms(all.getValueAtPercentile(99))}, max ${ms(all.maxValue)}, ${phase.bPutOff} put off, ${waitText(phase.bWaits)}${phase.a ? `; A: ${phase.a.attempts} attempts, ${phase.a.putOff} put off, ${phase.a.burstDelivered} of the burst delivered` : ''}; ${busyText(phase)}`);
+      }
+    }
+  } finally {
+    await Promise.all([receivers.stop(), bReceivers.stop()]);
+  }
+  const roundP99s = phases.withA.map((phase, index) => pooled([phase.run]).all.getValueAtPercentile(99) / pooled([phases.alone[index]!.run]).all.getValueAtPercentile(99));
+  const [alone, withA] = [pooled(phases.alone.map(({ run }) => run)), pooled(phases.withA.map(({ run }) => run))];
+  const [aloneP99, withP99] = [alone.all.getValueAtPercentile(99), withA.all.getValueAtPercentile(99)];
+  const missing = alone.missing + withA.missing;
+  const sum = (count: (a: NonNullable<Phase['a']>) => number) => phases.withA.reduce((total, { a }) => total + count(a!), 0);
+  const describe = (side: typeof alone) => `p50 ${ms(side.all.getValueAtPercentile(50))}, p99 ${ms(side.all.getValueAtPercentile(99))}, max ${ms(side.all.maxValue)}`;
+  return [
+    figure(
+      SECTION,
+      "B's p99 recorded to received, with A's load vs alone",
+      withP99 / aloneP99,
+      'x',
+      { target: `<= ${P99_TARGET}x`, pass: withP99 / aloneP99 <= P99_TARGET && missing === 0 },
+      `with A ${describe(withA)}; alone ${describe(alone)}; B's put off ${phases.withA.reduce((total, { bPutOff }) => total + bPutOff, 0)} and ${phases.alone.reduce((total, { bPutOff }) => total + bPutOff, 0)}; B's wait ${waitText(phases.withA.flatMap(({ bWaits }) => bWaits))} with A, ${waitText(phases.alone.flatMap(({ bWaits }) => bWaits)).replace('in the queue for a consumer ', '')} alone; ${withA.received} and ${alone.received} received over ${rounds} rounds of ${B_RATE}/s for ${seconds} s` +
+        `${rounds > 1 ? ` (round ratios ${Math.min(...roundP99s).toFixed(2)}-${Math.max(...roundP99s).toFixed(2)})` : ''}${missing ? `; ${missing} never received within ${GRACE_MS / 1000} s` : ''}`,
+    ),
+    figure(
+      SECTION,
+      "B's max recorded to received, with A's load",
+      withA.all.maxValue / 1000,
+      'ms',
+      { target: `<= ${MAX_TARGET_MS} ms`, pass: withA.all.maxValue <= MAX_TARGET_MS * 1000 && withA.missing === 0 },
+      `alone ${ms(alone.all.maxValue)}; the store's CPU over the phases with A ${busyRange(phases.withA)} cores, alone ${busyRange(phases.alone)}`,
+    ),
+    figure(
+      SECTION,
+      "A's attempts meanwhile",
+      sum((a) => a.attempts) / rounds,
+      'a round',
+      undefined,
+      `per round: ${Math.round(sum((a) => a.deadAttempts) / rounds)} of them to the dead receivers, ${Math.round(sum((a) => a.putOff) / rounds)} put off (queued again without an attempt), ${Math.round(sum((a) => a.burstDelivered) / rounds)} of the burst's ${BURST} delivered, ` +
+        `${Math.round(sum((a) => a.messages) / rounds)} messages of A's in the table at the end`,
+    ),
+  ];
+}
+
+async function runPhase(
+  { a: receivers, b: bReceivers }: { a: DeliveryReceivers; b: DeliveryReceivers },
+  event: unknown,
+  withA: boolean,
+  seconds: number,
+  track: (run: NotificationRun) => void,
+  progress: (message: string) => void,
+): Promise<Phase> {
+  const tag = randomBytes(3).toString('hex');
+  const webhook = async (account: string, url: string) =>
+    (await createWebhook(account, createWebhookBody.parse({ url, chainId: '43114', eventType: 'address_activity', metadata: { addresses: [`0x${randomBytes(20).toString('hex')}`] } }))).id;
+  const b = `bench-noisy-b-${tag}`;
+  await generateOrRotateSharedSecret(b);
+  const bTarget: Target = { webhookId: await webhook(b, bReceivers.healthyUrl(`/hooks/b-${tag}`)), url: '', kept: true, answered: true };
+  const a = `bench-noisy-a-${tag}`;
+  const dead: string[] = [];
+  let burstWebhook = '';
+  if (withA) {
+    await generateOrRotateSharedSecret(a);
+    for (let index = 0; index < DEAD_WEBHOOKS; index += 1) dead.push(await webhook(a, receivers.deadUrl(`/hooks/a-${tag}/${index}`)));
+    burstWebhook = await webhook(a, receivers.healthyUrl(`/hooks/a-${tag}/burst`));
+  }
+  const local = newLocalDeliveryQueue();
+  const queue = new CountingQueue(local);
+  const loop = startDeliveryLoop(queue);
+  await sleep(LOOP_SETTLE_MS);
+  const notifications = (count: number): Notification[] => Array.from({ length: count }, () => ({ eventType: 'address_activity', event }));
+  const recordAll = async (calls: Array<{ webhookId: string; count: number }>) => {
+    let next = 0;
+    const recorder = async () => {
+      while (next < calls.length) {
+        const { webhookId, count } = calls[next++]!;
+        await recordNotifications(a, webhookId, notifications(count), queue);
+      }
+    };
+    await Promise.all(Array.from({ length: A_PARALLEL }, recorder));
+  };
+  // B's receiver is known to answer fast, as an established account's is: one delivery before the phase.
+  const warm = new NotificationRun();
+  track(warm);
+  await pacedLoop(warm, async (target) => (await recordNotifications(b, target.webhookId, notifications(1), queue))[0]!, [bTarget], { rate: 1, seconds: 1, graceMs: GRACE_MS });
+  let burst: Promise<void> = Promise.resolve();
+  if (withA) {
+    // The backlog first, then the burst while B's notifications are recorded.
+    await recordAll(Array.from({ length: BACKLOG / A_CALL }, (_, index) => ({ webhookId: dead[index % DEAD_WEBHOOKS]!, count: A_CALL })));
+    progress(`noisy:   A's backlog recorded`);
+    burst = recordAll(Array.from({ length: BURST / A_CALL }, () => ({ webhookId: burstWebhook, count: A_CALL })));
+  }
+  const run = new NotificationRun();
+  track(run);
+  try {
+    await pacedLoop(run, async (target) => (await recordNotifications(b, target.webhookId, notifications(1), queue))[0]!, [bTarget], { rate: B_RATE, seconds, graceMs: GRACE_MS });
+    progress(`noisy:   B's run done`);
+    await burst;
+    progress(`noisy:   A's burst recorded`);
+  } finally {
+    // Stopping waits for the attempts under way: those on the dead receiver end when it drops them.
+    let stopped = false;
+    const stopping = loop.stop().finally(() => (stopped = true));
+    while (!stopped) await Promise.race([stopping, receivers.cutDeadConnections().then(() => sleep(100))]);
+    local.close();
+    progress(`noisy:   loop stopped`);
+  }
+  await takeAccountMessages(b, [bTarget.webhookId]);
+  const bPutOff = queue.groups.get(b)?.putOff ?? 0;
+  const bWaits = queue.groups.get(b)?.waits ?? [];
+  if (!withA) return { run, bPutOff, bWaits };
+  const [burstCounts, deadCounts] = [await takeAccountMessages(a, [burstWebhook]), await takeAccountMessages(a, dead)];
+  return {
+    run,
+    bPutOff,
+    bWaits,
+    a: {
+      messages: burstCounts.messages + deadCounts.messages,
+      attempts: burstCounts.attempts + deadCounts.attempts,
+      byStatus: {},
+      putOff: queue.groups.get(a)?.putOff ?? 0,
+      burstDelivered: burstCounts.byStatus.succeeded ?? 0,
+      deadAttempts: deadCounts.attempts,
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { SQSBatchResponse } from 'aws-lambda';
+import { logger } from '../logger';
+import { admitAttempt } from './admission';
+import { attemptDelivery, deferDelivery, prepareDelivery, type Attempted, type Delivery } from './deliver';
+import { parseQueuedDelivery, type QueueRecord, type QueueSender, type QueuedDelivery } from './queue';
+import { sweepGraceMs } from './sweep';
+import { resolveTarget, type ResolvedTarget } from './target-guard';
+
+export interface ConsumerContext {
+  /** Where messages are queued again: the next attempt of a schedule, a message put off, one early. */
+  queue: QueueSender;
+  log?: Logger;
+}
+
+/**
+ * The delivery queue's consumer, the same function on AWS (functions/dispatch-deliveries.ts, with the
+ * batch SQS hands the dispatcher function) and in `npm start` (infra/local/delivery-loop.ts, with a
+ * batch received from the local queue): each record to its attempt, all of a batch at once. An
+ * attempt starts only if admission.ts admits it; a message refused is put off, none of its schedule
+ * spent. Returns the records to receive again (SQS partial batch responses): those whose message
+ * could not be read or recorded in the store. After the queue's MAX_QUEUE_RECEIVES they are
+ * dead-lettered; their messages stay in the table, where the sweep of the due-time index takes them up.
+ */
+export async function consumeDeliveries(records: QueueRecord[], context: ConsumerContext): Promise<SQSBatchResponse> {
+  // A processor holds the batch it processes: one per batch, since batches run side by side.
+  const processor = new BatchProcessor(EventType.SQS);
+  return processPartialResponse({ Records: records }, (record: QueueRecord) => deliverRecord(record, context), processor, {
+    throwOnFullBatchFailure: false,
+  });
+}
+
+async function deliverRecord(record: QueueRecord, { queue, log = logger }: ConsumerContext): Promise<void> {
+  let queued: QueuedDelivery;
+  try {
+    queued = parseQueuedDelivery(record.body);
+  } catch (error) {
+    // Returned: after the last receive it is dead-lettered, where its alarm shows a producer's bug.
+    log.warn('queue message is not a delivery', { queueMessageId: record.messageId });
+    throw error;
+  }
+  try {
+    const prepared = await prepareDelivery(queued, queue);
+    if (prepared.kind !== 'ready') return;
+    const { delivery } = prepared;
+    let target: ResolvedTarget | undefined;
+    const address = async () => (target ??= await resolveTarget(delivery.webhook.url)).address;
+    const admission = await admitAttempt(queued, delivery.endpoint, address);
+    if (!admission.admitted) {
+      await putOff(delivery, queued, admission.retryAt, queue);
+      log.debug('delivery put off', { account: queued.account, webhookId: queued.webhookId, messageId: queued.messageId, limit: admission.limit, until: admission.retryAt });
+      return;
+    }
+    let attempted: Attempted = {};
+    try {
+      attempted = await attemptDelivery(delivery, { queue, log, resolve: target?.resolve });
+    } finally {
+      await admission.release(attempted.attempt && { delivered: attempted.delivered ?? false, durationMs: attempted.attempt.durationMs });
+    }
+  } catch (error) {
+    log.warn('delivery failed in the store; the queue brings it back', { queueMessageId: record.messageId, messageId: queued.messageId, error: (error as Error).message });
+    throw error;
+  }
+}
+
+/**
+ * Leaves a message for later without an attempt, none of its schedule spent: queued again for
+ * `until`, and its sweep time moved past it when the sweep would take it up before.
+ */
+async function putOff(delivery: Delivery, queued: QueuedDelivery, until: number, queue: QueueSender): Promise<void> {
+  const sweepAt = until + sweepGraceMs();
+  if (sweepAt > delivery.message.sweepAt!) await deferDelivery(delivery, sweepAt);
+  const { account, webhookId, messageId } = queued;
+  await queue.send([{ account, webhookId, messageId, at: until, deferrals: (queued.deferrals ?? 0) + 1 }]);
+}

@@ -1,0 +1,130 @@
+import { tableName } from './client';
+import { conditionHeld } from './conditional-write';
+import { deleteItem, getItem, updateItem, type Item } from './items';
+import { endpointHealthKey } from './table';
+
+/** Which endpoint: one webhook of one account (its URL). */
+export interface EndpointRef {
+  account: string;
+  webhookId: string;
+}
+
+/** What the recent attempts to a webhook's endpoint showed, and whether the circuit's probe is under way. */
+export interface EndpointHealth {
+  /** False when no item records the endpoint: it has been seen neither to answer fast nor to fail. */
+  known: boolean;
+  /** Attempts failed since the last delivered one. */
+  consecutiveFailures: number;
+  /** When the first of those failures was recorded (ms); absent while none. */
+  failingSince?: number;
+  /** The last attempt was delivered fast (admission.ts says how fast). */
+  lastAttemptFast: boolean;
+  /** Until when (ms) the endpoint counts as slow, whatever its last attempt: set by each failed or slow one. */
+  slowUntil?: number;
+  /** While the circuit's one probe attempt may be under way: when its lease ends (ms). */
+  probeUntil?: number;
+}
+
+/** An attempt's outcome as the endpoint's state records it. */
+export interface EndpointOutcome {
+  delivered: boolean;
+  /** Delivered within the admission's bound for a fast attempt. */
+  fast: boolean;
+  /** What a failed or slow attempt sets `slowUntil` to. */
+  slowUntil: number;
+}
+
+/** The endpoint's health from its item; an unknown endpoint's when there is none. */
+export function toEndpointHealth(item: Item | undefined): EndpointHealth {
+  if (!item) return { known: false, consecutiveFailures: 0, lastAttemptFast: false };
+  return {
+    known: true,
+    consecutiveFailures: item.consecutiveFailures ?? 0,
+    failingSince: item.failingSince,
+    lastAttemptFast: item.lastAttemptFast === true,
+    slowUntil: item.slowUntil,
+    probeUntil: item.probeUntil,
+  };
+}
+
+const keyOf = ({ account, webhookId }: EndpointRef) => endpointHealthKey(account, webhookId);
+
+export async function getEndpointHealth(ref: EndpointRef): Promise<EndpointHealth> {
+  return toEndpointHealth(await getItem({ TableName: tableName(), Key: keyOf(ref) }));
+}
+
+/** Takes the circuit's probe lease until `until`, unless another attempt holds it at `now`. */
+export async function takeProbe(ref: EndpointRef, until: number, now: number): Promise<boolean> {
+  return conditionHeld(
+    updateItem({
+      TableName: tableName(),
+      Key: keyOf(ref),
+      UpdateExpression: 'SET probeUntil = :until',
+      ConditionExpression: 'attribute_not_exists(probeUntil) OR probeUntil <= :now',
+      ExpressionAttributeValues: { ':until': until, ':now': now },
+    }),
+  );
+}
+
+/** Gives up the probe lease taken until `heldUntil`, if it is still that one. */
+export async function releaseProbe(ref: EndpointRef, heldUntil: number): Promise<void> {
+  await conditionHeld(
+    updateItem({
+      TableName: tableName(),
+      Key: keyOf(ref),
+      UpdateExpression: 'REMOVE probeUntil',
+      ConditionExpression: 'probeUntil = :held',
+      ExpressionAttributeValues: { ':held': heldUntil },
+    }),
+  );
+}
+
+/**
+ * Records an attempt's outcome, writing only when it changes the endpoint's state from `seen` (as
+ * read before the attempt): the successes of a healthy fast endpoint, most attempts, write nothing,
+ * and an endpoint that stays slow writes once per `slowUntil`. A failure always writes, counted
+ * atomically (attempts under way at once all count); an endpoint read as known is only updated,
+ * never created again after its webhook's purge deleted it. `probe`: the probe lease this attempt
+ * holds (until then), given up here if it is still that one.
+ */
+export async function recordEndpointOutcome(ref: EndpointRef, seen: EndpointHealth, outcome: EndpointOutcome, now: number, probe?: number): Promise<void> {
+  const update = outcomeUpdate(seen, outcome, now);
+  if (update) {
+    await conditionHeld(
+      updateItem({
+        TableName: tableName(),
+        Key: keyOf(ref),
+        ...update,
+        ...(seen.known ? { ConditionExpression: 'attribute_exists(pk)' } : {}),
+      }),
+    );
+  }
+  if (probe !== undefined) await releaseProbe(ref, probe);
+}
+
+function outcomeUpdate(seen: EndpointHealth, { delivered, fast, slowUntil }: EndpointOutcome, now: number) {
+  if (!delivered) {
+    return {
+      UpdateExpression: 'SET lastAttemptFast = :false, failingSince = if_not_exists(failingSince, :now), slowUntil = :slowUntil ADD consecutiveFailures :one',
+      ExpressionAttributeValues: { ':false': false, ':now': now, ':slowUntil': slowUntil, ':one': 1 },
+    };
+  }
+  const recovered = seen.consecutiveFailures > 0 || seen.failingSince !== undefined;
+  if (fast) {
+    if (seen.known && seen.lastAttemptFast && !recovered) return undefined;
+    return {
+      UpdateExpression: 'SET consecutiveFailures = :zero, lastAttemptFast = :true REMOVE failingSince',
+      ExpressionAttributeValues: { ':zero': 0, ':true': true },
+    };
+  }
+  if (seen.known && !seen.lastAttemptFast && !recovered && (seen.slowUntil ?? 0) > now) return undefined;
+  return {
+    UpdateExpression: 'SET consecutiveFailures = :zero, lastAttemptFast = :false, slowUntil = :slowUntil REMOVE failingSince',
+    ExpressionAttributeValues: { ':zero': 0, ':false': false, ':slowUntil': slowUntil },
+  };
+}
+
+/** With the webhook's other items, once it is deleted for good. */
+export async function deleteEndpointHealth(ref: EndpointRef): Promise<void> {
+  await deleteItem({ TableName: tableName(), Key: keyOf(ref) });
+}

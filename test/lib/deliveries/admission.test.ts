@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import { listDeliveries } from '../../../lib/deliveries/messages';
+import { createWebhookBody } from '../../../lib/schemas/webhook';
+import { createWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
+import { admitAttempt, CIRCUIT_OPENS_AFTER, describeEndpoint, SLOW_ATTEMPT_MS, SLOW_REMEMBERED_MS, type Admission } from '../../../lib/deliveries/admission';
+import { dynamoDb, tableName } from '../../../lib/store/client';
+import { getEndpointHealth, toEndpointHealth, type EndpointRef } from '../../../lib/store/endpoint-health';
+import { queryItems } from '../../../lib/store/items';
+import { accountSlotScope, attemptSlotsPartition, hostSlotScope } from '../../../lib/store/table';
+import { useEmbeddedStore } from '../../support/embedded-store';
+import { randomAccount, webhookInput } from '../../support/factories';
+
+const PER_ACCOUNT = 3;
+const PER_HOST = 2;
+const TIMEOUT_MS = 10_000;
+
+useEmbeddedStore({
+  DELIVERY_CONCURRENCY_PER_ACCOUNT: String(PER_ACCOUNT),
+  DELIVERY_CONCURRENCY_PER_HOST: String(PER_HOST),
+  DELIVERY_TIMEOUT_SECONDS: String(TIMEOUT_MS / 1000),
+});
+
+const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand']);
+const store = { writes: 0, failDeletes: false };
+
+beforeAll(() => {
+  // Before the client's first call of each command: it resolves its middleware stack once per command.
+  dynamoDb().middlewareStack.add(
+    (next, context) => async (args) => {
+      if (WRITE_COMMANDS.has(context.commandName ?? '')) store.writes += 1;
+      if (store.failDeletes && context.commandName === 'DeleteItemCommand') throw Object.assign(new Error('store unavailable'), { name: 'ServiceUnavailable' });
+      return next(args);
+    },
+    { step: 'initialize', name: 'admissionTestWrites' },
+  );
+});
+
+const FAST = { delivered: true, durationMs: 20 };
+const SLOW = { delivered: true, durationMs: SLOW_ATTEMPT_MS + 500 };
+const FAILED = { delivered: false, durationMs: TIMEOUT_MS };
+
+const newEndpoint = (account = randomAccount()): EndpointRef => ({ account, webhookId: randomUUID() });
+const request = (endpoint: EndpointRef, deferrals?: number) => ({ ...endpoint, messageId: randomUUID(), deferrals });
+
+/** Admits one attempt as the consumer does: the endpoint's health read just before. */
+async function admit(endpoint: EndpointRef, address = '10.0.0.1', now = Date.now(), deferrals?: number): Promise<Admission> {
+  return admitAttempt(request(endpoint, deferrals), await getEndpointHealth(endpoint), async () => address, now);
+}
+
+async function attempt(endpoint: EndpointRef, outcome: { delivered: boolean; durationMs: number }): Promise<void> {
+  const admission = await admit(endpoint);
+  if (!admission.admitted) throw new Error(`refused: ${admission.limit}`);
+  await admission.release(outcome);
+}
+
+async function slotsHeld(scope: string, now = Date.now()): Promise<number> {
+  const { items } = await queryItems({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': attemptSlotsPartition(scope) },
+    ConsistentRead: true,
+  });
+  return items.filter((item) => item.heldUntil > now).length;
+}
+
+describe('admitAttempt', () => {
+  it('admits an endpoint known to answer fast without a slot, and its fast successes write nothing', async () => {
+    const endpoint = newEndpoint();
+    store.writes = 0;
+    await attempt(endpoint, FAST);
+    // Two slots taken and freed, and the endpoint recorded once as fast.
+    expect(store.writes).toBe(5);
+    expect(await getEndpointHealth(endpoint)).toEqual({ known: true, consecutiveFailures: 0, lastAttemptFast: true });
+
+    store.writes = 0;
+    const admission = await admit(endpoint);
+    expect(admission).toMatchObject({ admitted: true, probe: false });
+    expect(await slotsHeld(accountSlotScope(endpoint.account))).toBe(0);
+    if (admission.admitted) await admission.release(FAST);
+    expect(store.writes).toBe(0);
+  });
+
+  it('makes an endpoint take slots again once an attempt is slow, and a slow endpoint records nothing more while slow', async () => {
+    const endpoint = newEndpoint();
+    await attempt(endpoint, FAST);
+    await attempt(endpoint, SLOW);
+    expect((await getEndpointHealth(endpoint)).lastAttemptFast).toBe(false);
+
+    const admission = await admit(endpoint);
+    expect(await slotsHeld(accountSlotScope(endpoint.account))).toBe(1);
+    store.writes = 0;
+    if (admission.admitted) await admission.release(SLOW);
+    expect(store.writes).toBe(2); // the two slots freed, no state written
+  });
+
+  it('keeps an endpoint that failed out of the no-slot path for a while, however fast it answers after', async () => {
+    const endpoint = newEndpoint();
+    await attempt(endpoint, FAST);
+    await attempt(endpoint, FAILED);
+    await attempt(endpoint, FAST);
+    expect(await admit(endpoint)).toMatchObject({ admitted: true, probe: false });
+    expect(await slotsHeld(accountSlotScope(endpoint.account))).toBe(1);
+  });
+
+  it('admits exactly perAccount of 20 attempts asking at once to different hosts', async () => {
+    const account = randomAccount();
+    const admissions = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => admitAttempt(request(newEndpoint(account)), toEndpointHealth(undefined), async () => `10.1.0.${index}`, Date.now())),
+    );
+    expect(admissions.filter((admission) => admission.admitted)).toHaveLength(PER_ACCOUNT);
+    expect(admissions.filter((admission) => !admission.admitted && admission.limit === 'perAccount')).toHaveLength(20 - PER_ACCOUNT);
+    expect(await slotsHeld(accountSlotScope(account))).toBe(PER_ACCOUNT);
+    // A refused attempt holds no host slot either.
+    const hostSlots = await Promise.all(Array.from({ length: 20 }, (_, index) => slotsHeld(hostSlotScope(account, `10.1.0.${index}`))));
+    expect(hostSlots.reduce((sum, count) => sum + count, 0)).toBe(PER_ACCOUNT);
+  });
+
+  it('caps attempts per account and resolved address; another account has its own slots for the same address', async () => {
+    const account = randomAccount();
+    const address = '10.2.0.1';
+    const admissions: Admission[] = [];
+    for (let count = 0; count < 6; count += 1) admissions.push(await admit(newEndpoint(account), address));
+    expect(admissions.filter((admission) => admission.admitted)).toHaveLength(PER_HOST);
+    expect(admissions.filter((admission) => !admission.admitted && admission.limit === 'perHost')).toHaveLength(6 - PER_HOST);
+    // The account slots the refused ones took are given back.
+    expect(await slotsHeld(accountSlotScope(account))).toBe(PER_HOST);
+
+    expect(await admit(newEndpoint(account), '10.2.0.2')).toMatchObject({ admitted: true });
+    expect(await admit(newEndpoint(), address)).toMatchObject({ admitted: true });
+  });
+
+  it('frees slots on release, and a holder that never releases once its lease has ended', async () => {
+    const account = randomAccount();
+    const address = '10.3.0.1';
+    const held = await Promise.all(Array.from({ length: PER_HOST }, () => admit(newEndpoint(account), address)));
+    const refused = await admit(newEndpoint(account), address);
+    expect(refused).toMatchObject({ admitted: false, limit: 'perHost' });
+
+    if (held[0]!.admitted) await held[0]!.release(FAILED);
+    expect(await admit(newEndpoint(account), address)).toMatchObject({ admitted: true });
+    expect(await admit(newEndpoint(account), address)).toMatchObject({ admitted: false, limit: 'perHost' });
+
+    // Nobody releases: after the attempt's timeout and the lease's margin, the slots are free again.
+    const later = Date.now() + TIMEOUT_MS + 6_000;
+    const afterLeases = await Promise.all(Array.from({ length: PER_HOST }, () => admit(newEndpoint(account), address, later)));
+    expect(afterLeases.every((admission) => admission.admitted)).toBe(true);
+  });
+
+  it('puts a refused attempt off for a quarter of the timeout, doubling with each deferral up to 16 times that, jittered', async () => {
+    const account = randomAccount();
+    const address = '10.4.0.1';
+    await Promise.all(Array.from({ length: PER_HOST }, () => admit(newEndpoint(account), address)));
+    const now = Date.now();
+    for (const [deferrals, factor] of [[0, 1], [2, 4], [9, 16]] as const) {
+      const refused = await admit(newEndpoint(account), address, now, deferrals);
+      if (refused.admitted) throw new Error('admitted');
+      expect(refused.retryAt - now).toBeGreaterThanOrEqual((TIMEOUT_MS / 4) * factor * 0.5);
+      expect(refused.retryAt - now).toBeLessThanOrEqual((TIMEOUT_MS / 4) * factor * 1.5);
+    }
+  });
+
+  it('does not throw when a release cannot be written', async () => {
+    const admission = await admit(newEndpoint());
+    store.failDeletes = true;
+    try {
+      if (admission.admitted) await expect(admission.release(FAST)).resolves.toBeUndefined();
+    } finally {
+      store.failDeletes = false;
+    }
+  });
+});
+
+describe('the circuit', () => {
+  async function failingEndpoint(failures: number): Promise<EndpointRef> {
+    const endpoint = newEndpoint();
+    for (let count = 0; count < failures; count += 1) await attempt(endpoint, FAILED);
+    return endpoint;
+  }
+
+  it(`opens after ${CIRCUIT_OPENS_AFTER} failed attempts in a row, counting from the first failure`, async () => {
+    const before = Date.now();
+    const endpoint = await failingEndpoint(CIRCUIT_OPENS_AFTER - 1);
+    expect(await admit(endpoint)).toMatchObject({ admitted: true, probe: false });
+    await attempt(endpoint, FAILED);
+    const health = await getEndpointHealth(endpoint);
+    expect(health.consecutiveFailures).toBe(CIRCUIT_OPENS_AFTER);
+    expect(health.failingSince).toBeGreaterThanOrEqual(before);
+    expect(describeEndpoint(health)).toEqual({
+      status: 'failing',
+      failingSince: health.failingSince,
+      consecutiveFailures: CIRCUIT_OPENS_AFTER,
+      circuitOpen: true,
+    });
+  });
+
+  it('admits one probe at a time; the others wait at least until its lease ends, jittered', async () => {
+    const endpoint = await failingEndpoint(CIRCUIT_OPENS_AFTER);
+    const now = Date.now();
+    const admissions = await Promise.all(Array.from({ length: 5 }, () => admit(endpoint, '10.6.0.1', now)));
+    expect(admissions.filter((admission) => admission.admitted && admission.probe)).toHaveLength(1);
+    const refused = admissions.filter((admission) => !admission.admitted);
+    expect(refused).toHaveLength(4);
+    const probeUntil = (await getEndpointHealth(endpoint)).probeUntil!;
+    for (const admission of refused) {
+      if (admission.admitted) continue;
+      expect(admission.limit).toBe('circuit');
+      expect(admission.retryAt).toBeGreaterThanOrEqual(now + (probeUntil - now) * 0.8);
+      expect(admission.retryAt).toBeLessThanOrEqual(now + (probeUntil - now) * 1.2);
+    }
+  });
+
+  it('refuses without a write while the probe read with the message is under way', async () => {
+    const endpoint = await failingEndpoint(CIRCUIT_OPENS_AFTER);
+    expect(await admit(endpoint)).toMatchObject({ admitted: true, probe: true });
+    const writes = store.writes;
+    expect(await admit(endpoint)).toMatchObject({ admitted: false, limit: 'circuit' });
+    expect(store.writes).toBe(writes);
+  });
+
+  it('admits the next probe once a failed probe is released or a probe lease has ended', async () => {
+    const endpoint = await failingEndpoint(CIRCUIT_OPENS_AFTER);
+    const probe = await admit(endpoint);
+    expect(probe).toMatchObject({ admitted: true, probe: true });
+    if (probe.admitted) await probe.release(FAILED);
+    expect((await getEndpointHealth(endpoint)).consecutiveFailures).toBe(CIRCUIT_OPENS_AFTER + 1);
+
+    const crashed = await admit(endpoint);
+    expect(crashed).toMatchObject({ admitted: true, probe: true });
+    expect(await admit(endpoint)).toMatchObject({ admitted: false, limit: 'circuit' });
+    expect(await admit(endpoint, '10.0.0.1', Date.now() + TIMEOUT_MS + 6_000)).toMatchObject({ admitted: true, probe: true });
+  });
+
+  it('closes on a successful probe: the endpoint is healthy again', async () => {
+    const endpoint = await failingEndpoint(CIRCUIT_OPENS_AFTER);
+    const probe = await admit(endpoint);
+    if (!probe.admitted) throw new Error('refused');
+    await probe.release(FAST);
+    const health = await getEndpointHealth(endpoint);
+    expect(health).toMatchObject({ known: true, consecutiveFailures: 0, lastAttemptFast: true });
+    expect(describeEndpoint(health)).toEqual({ status: 'healthy' });
+    // Still remembered as slow for a while: its attempts take slots, until then.
+    expect(await admit(endpoint)).toMatchObject({ admitted: true, probe: false });
+    expect(await slotsHeld(accountSlotScope(endpoint.account))).toBe(1);
+    const later = Date.now() + SLOW_REMEMBERED_MS + 1;
+    expect(await admit(endpoint, '10.0.0.1', later)).toMatchObject({ admitted: true, probe: false });
+    expect(await slotsHeld(accountSlotScope(endpoint.account), later)).toBe(0);
+  });
+
+  it('waits longer the longer the endpoint has been failing, at most 15 minutes', async () => {
+    const endpoint = await failingEndpoint(CIRCUIT_OPENS_AFTER);
+    await admit(endpoint); // the probe, under way
+    const failingSince = (await getEndpointHealth(endpoint)).failingSince!;
+    const hourLater = failingSince + 3_600_000;
+    // The probe's lease has ended by then: the next attempt is the probe.
+    const probe = await admitAttempt(request(endpoint), await getEndpointHealth(endpoint), async () => '10.0.0.1', hourLater);
+    expect(probe).toMatchObject({ admitted: true, probe: true });
+    const later = await admitAttempt(request(endpoint), await getEndpointHealth(endpoint), async () => '10.0.0.1', hourLater);
+    if (later.admitted) throw new Error('admitted');
+    expect(later.retryAt - hourLater).toBeGreaterThanOrEqual(15 * 60_000 * 0.8);
+    expect(later.retryAt - hourLater).toBeLessThanOrEqual(15 * 60_000 * 1.2);
+  });
+});
+
+describe('describeEndpoint', () => {
+  it('shows an unknown endpoint and one whose last attempt was delivered as healthy', () => {
+    expect(describeEndpoint(toEndpointHealth(undefined))).toEqual({ status: 'healthy' });
+    expect(describeEndpoint({ known: true, consecutiveFailures: 0, lastAttemptFast: false })).toEqual({ status: 'healthy' });
+  });
+
+  it('shows a failing endpoint with its failures and a closed circuit below the threshold', () => {
+    expect(describeEndpoint({ known: true, consecutiveFailures: 2, failingSince: 1_700_000_000_000, lastAttemptFast: false })).toEqual({
+      status: 'failing',
+      failingSince: 1_700_000_000_000,
+      consecutiveFailures: 2,
+      circuitOpen: false,
+    });
+  });
+});
+
+describe('the delivery log', () => {
+  it("shows the endpoint's state beside the deliveries", async () => {
+    const account = randomAccount();
+    const webhook = await createWebhook(account, createWebhookBody.parse(webhookInput()));
+    const endpoint = { account, webhookId: webhook.id };
+    expect((await listDeliveries(account, webhook.id, { pageSize: 10 })).endpoint).toEqual({ status: 'healthy' });
+
+    const before = Date.now();
+    for (let count = 0; count < CIRCUIT_OPENS_AFTER; count += 1) await attempt(endpoint, FAILED);
+    const { endpoint: shown } = await listDeliveries(account, webhook.id, { pageSize: 10 });
+    expect(shown).toEqual({ status: 'failing', failingSince: expect.any(Number), consecutiveFailures: CIRCUIT_OPENS_AFTER, circuitOpen: true });
+    expect(shown.failingSince).toBeGreaterThanOrEqual(before);
+  });
+
+  it('forgets what the old URL showed when the URL changes: a new endpoint', async () => {
+    const account = randomAccount();
+    const webhook = await createWebhook(account, createWebhookBody.parse(webhookInput()));
+    for (let count = 0; count < CIRCUIT_OPENS_AFTER; count += 1) await attempt({ account, webhookId: webhook.id }, FAILED);
+    await updateWebhook(account, webhook.id, { url: 'https://receiver.example.com/new' });
+    expect(await getEndpointHealth({ account, webhookId: webhook.id })).toEqual(toEndpointHealth(undefined));
+    expect((await listDeliveries(account, webhook.id, { pageSize: 10 })).endpoint).toEqual({ status: 'healthy' });
+  });
+});
