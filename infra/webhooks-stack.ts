@@ -14,7 +14,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { StageSettings, UsagePlanName } from '../lib/config/stages';
-import { consumerTimeoutSeconds, MAX_QUEUE_DELAY_SECONDS, MAX_QUEUE_RECEIVES, queueVisibilitySeconds } from '../lib/deliveries/queue';
+import { CONSUMER_BATCH_SIZE, consumerBatches, consumerTimeoutSeconds, MAX_QUEUE_DELAY_SECONDS, MAX_QUEUE_RECEIVES, queueVisibilitySeconds } from '../lib/deliveries/queue';
 import { errorBody, methodNotAllowedMessage } from '../lib/errors';
 import { OPENAPI_DOCUMENT_PATH, openApiDocument } from '../lib/openapi/document';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
@@ -71,7 +71,7 @@ export const DELIVERY_DISPATCH = {
     'dynamodb:DeleteItem',
   ] as TableAction[],
   queuesDeliveries: true,
-  batchSize: 10,
+  batchSize: CONSUMER_BATCH_SIZE,
 };
 /**
  * Queues the pending messages whose due time passed with no attempt (the due-time index), and runs
@@ -239,9 +239,9 @@ export class WebhooksStack extends Stack {
         maxBatchingWindow: Duration.seconds(1),
         reportBatchItemFailures: true,
         // Each invocation attempts its whole batch at once: this many keeps to the stage's limit on
-        // attempts under way. Unlike reserved concurrency, it never throttles a received batch (which
-        // would count toward maxReceiveCount).
-        maxConcurrency: Math.min(1000, Math.max(2, Math.ceil(stage.delivery.concurrency.total / DELIVERY_DISPATCH.batchSize))),
+        // attempts under way, with room for one account's slow ones. Unlike reserved concurrency, it
+        // never throttles a received batch (which would count toward maxReceiveCount).
+        maxConcurrency: Math.min(1000, Math.max(2, consumerBatches(stage.delivery.concurrency))),
       }),
     );
     // Each run passes over the due-time index until shortly before its timeout; overlapping runs are

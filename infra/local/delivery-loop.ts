@@ -1,6 +1,6 @@
 import { runtimeConfig } from '../../lib/config/runtime';
 import { consumeDeliveries } from '../../lib/deliveries/consumer';
-import type { DeliveryQueue } from '../../lib/deliveries/queue';
+import { CONSUMER_BATCH_SIZE, consumerBatches, type DeliveryQueue } from '../../lib/deliveries/queue';
 import { runResumeJobs } from '../../lib/deliveries/resume';
 import { deleteExpiredMessages, dueMessages } from '../../lib/deliveries/sweep';
 import { localLogger as logger } from './local-logger';
@@ -9,8 +9,7 @@ import { localLogger as logger } from './local-logger';
 const SWEEP_MS = 1_000;
 const SWEEP_LIMIT_PER_SHARD = 500;
 const EXPIRY_SWEEP_MS = 60_000;
-/** What the dispatcher function's event source mapping hands it at most, and how long a poll waits for a record. */
-const BATCH_SIZE = 10;
+/** How long a poll waits for a record. */
 const POLL_WAIT_SECONDS = 1;
 
 export interface DeliveryLoop {
@@ -20,14 +19,14 @@ export interface DeliveryLoop {
 
 /**
  * What the dispatcher function's event source mapping and the scheduled sweeps do on AWS, beside the
- * API in `npm start`: `total / 10` pollers each receive a batch from the queue, hand it to the same
+ * API in `npm start`: as many pollers as the mapping's batches at once each receive a batch from the queue, hand it to the same
  * consumer the dispatcher function runs, and delete the records it does not return (those come back
  * after their visibility timeout). The due-time index is swept every second for what no queue
  * message brought (after a restart: everything that was pending), and the resume jobs of reactivated
  * webhooks are run; expired messages are deleted every minute.
  */
 export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
-  const pollers = Math.max(1, Math.ceil(runtimeConfig().delivery.concurrency.total / BATCH_SIZE));
+  const pollers = consumerBatches(runtimeConfig().delivery.concurrency);
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
   const later = (run: () => void, ms: number) => {
@@ -40,7 +39,7 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
   const poll = async () => {
     while (!stopped) {
       try {
-        const records = await queue.receive(BATCH_SIZE, POLL_WAIT_SECONDS);
+        const records = await queue.receive(CONSUMER_BATCH_SIZE, POLL_WAIT_SECONDS);
         if (records.length === 0) continue;
         const { batchItemFailures } = await consumeDeliveries(records, { queue, log: logger });
         const failed = new Set(batchItemFailures.map(({ itemIdentifier }) => itemIdentifier));

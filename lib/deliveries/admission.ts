@@ -14,8 +14,12 @@ import { recordEndpointOutcome, releaseProbe, takeProbe, type EndpointHealth, ty
 import type { MessageRef } from '../store/messages';
 import { accountSlotScope, hostSlotScope } from '../store/table';
 
-/** An attempt delivered within this is fast: the endpoint's next attempts take no slot. */
-export const SLOW_ATTEMPT_MS = 1000;
+/**
+ * An attempt delivered within a quarter of its timeout is fast: the endpoint's next attempts take no
+ * slot. A receiver under load answers in a second or two and stays fast; one that comes near the
+ * timeout holds its place in the pool almost as long as one that never answers.
+ */
+export const slowAttemptMs = () => runtimeConfig().delivery.attemptTimeoutSeconds * 250;
 /**
  * How long a failed or slow attempt keeps its endpoint out of the fast path, whatever follows: a
  * receiver answering one request fast and hanging the next cannot win the no-slot path back each time.
@@ -140,7 +144,7 @@ function admitted(ref: EndpointRef, seen: EndpointHealth, holder: string, slots:
       released = true;
       if (!outcome) return freeAll(ref, holder, slots, probe);
       const now = Date.now();
-      const recorded = { delivered: outcome.delivered, fast: outcome.delivered && outcome.durationMs <= SLOW_ATTEMPT_MS, slowUntil: now + SLOW_REMEMBERED_MS };
+      const recorded = { delivered: outcome.delivered, fast: outcome.delivered && outcome.durationMs <= slowAttemptMs(), slowUntil: now + SLOW_REMEMBERED_MS };
       await Promise.all([
         freeAll(ref, holder, slots, undefined),
         warnOnFailure('endpoint state not recorded', () => recordEndpointOutcome(ref, seen, recorded, now, probe)),

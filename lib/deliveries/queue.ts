@@ -1,4 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
+import type { DeliverySettings } from '../config/stages';
 import { inChunks } from '../store/batch';
 import { rescheduleMessage, type Message, type MessageRef, type RescheduleOptions } from '../store/messages';
 import { sweepGraceMs } from './sweep';
@@ -68,6 +69,16 @@ export function queueEntries(deliveries: QueuedDelivery[], now: number): QueueEn
 
 /** SQS's longest delay: later attempts are left to the sweep of the due-time index. */
 export const MAX_QUEUE_DELAY_SECONDS = 900;
+/** Records a consumer is handed at once (the event source mapping's batch size, the local loop's receive). */
+export const CONSUMER_BATCH_SIZE = 10;
+
+/**
+ * Batches consumed at once (the event source mapping's maximum concurrency, the local loop's
+ * pollers): enough for `total` attempts, and beside them for one account's slow attempts, each of
+ * which holds its batch until it ends.
+ */
+export const consumerBatches = ({ total, perAccount }: DeliverySettings['concurrency']) => Math.ceil(total / CONSUMER_BATCH_SIZE) + perAccount;
+
 /** Receives of a queue message before it is dead-lettered (its message stays in the table, for the sweep). */
 export const MAX_QUEUE_RECEIVES = 5;
 /** How long the consumer of a batch may take: its attempts' timeout, and the reads and writes around them. */

@@ -50,7 +50,7 @@ export const deliveryAttempt = z.object({
   attemptedAt: z.number().int(),
   trigger: z
     .enum(['scheduled', 'manual'])
-    .describe("scheduled: the first attempt or one of the retry schedule's; manual: a retry or recover asked for it"),
+    .describe("scheduled: the first attempt or one of the retry schedule's (a retry of a pending message brings it forward); manual: a retry or recover of a finished message"),
   statusCode: z.number().int().optional(),
   error: z.string().optional(),
   durationMs: z.number().int(),

@@ -63,7 +63,7 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
       BatchSize: DELIVERY_DISPATCH.batchSize,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       MaximumBatchingWindowInSeconds: 1,
-      ScalingConfig: { MaximumConcurrency: Math.ceil(stage.delivery.concurrency.total / DELIVERY_DISPATCH.batchSize) },
+      ScalingConfig: { MaximumConcurrency: Math.ceil(stage.delivery.concurrency.total / DELIVERY_DISPATCH.batchSize) + stage.delivery.concurrency.perAccount },
     });
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
   });

@@ -333,7 +333,7 @@ export interface components {
             attemptHistory: {
                 attemptedAt: number;
                 /**
-                 * @description scheduled: the first attempt or one of the retry schedule's; manual: a retry or recover asked for it
+                 * @description scheduled: the first attempt or one of the retry schedule's (a retry of a pending message brings it forward); manual: a retry or recover of a finished message
                  * @enum {string}
                  */
                 trigger: "scheduled" | "manual";

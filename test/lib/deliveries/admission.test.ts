@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { listDeliveries } from '../../../lib/deliveries/messages';
 import { createWebhookBody } from '../../../lib/schemas/webhook';
 import { createWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
-import { admitAttempt, CIRCUIT_OPENS_AFTER, describeEndpoint, SLOW_ATTEMPT_MS, SLOW_REMEMBERED_MS, type Admission } from '../../../lib/deliveries/admission';
+import { admitAttempt, CIRCUIT_OPENS_AFTER, describeEndpoint, SLOW_REMEMBERED_MS, type Admission } from '../../../lib/deliveries/admission';
 import { dynamoDb, tableName } from '../../../lib/store/client';
 import { getEndpointHealth, toEndpointHealth, type EndpointRef } from '../../../lib/store/endpoint-health';
 import { queryItems } from '../../../lib/store/items';
@@ -36,7 +36,7 @@ beforeAll(() => {
 });
 
 const FAST = { delivered: true, durationMs: 20 };
-const SLOW = { delivered: true, durationMs: SLOW_ATTEMPT_MS + 500 };
+const SLOW = { delivered: true, durationMs: TIMEOUT_MS / 4 + 500 };
 const FAILED = { delivered: false, durationMs: TIMEOUT_MS };
 
 const newEndpoint = (account = randomAccount()): EndpointRef => ({ account, webhookId: randomUUID() });
