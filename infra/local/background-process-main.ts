@@ -1,7 +1,7 @@
 /**
  * The background work as a process of its own, started by background-process.ts over an IPC
- * channel: it starts on `start`, hands `queue` messages to its dispatcher, stops on `stop` or
- * SIGTERM, and exits at once when the channel closes, which is how it learns that its parent died.
+ * channel: it starts on `start`, stops on `stop` or SIGTERM, and exits at once when the channel
+ * closes, which is how it learns that its parent died.
  */
 import './node-version-warning';
 import type { BackgroundProcessMessage } from './background-process';

@@ -87,7 +87,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   }
   // Checked before anything starts: a bad key must stop the start, not fail every list call later.
   process.env.PAGE_TOKEN_KEY = await pageTokenKeyFor(options.dataDir);
-  // The dispatcher runs beside this process, so a queued message is lost only with it: after a restart,
+  // The delivery queue runs beside this process, in memory, so a queued message is lost only with it: after a restart,
   // the sweep takes up what was pending within seconds, not the minutes that suit a lost SQS message.
   process.env.DELIVERY_SWEEP_GRACE_SECONDS ??= '5';
   const chains = [...chainsFromEnvironment(process.env), ...(options.chains ?? [])];

@@ -29,7 +29,7 @@ export interface RuntimeConfig {
   accountLimits: AccountLimits;
   /** The stage's delivery settings; locally the environment may override them (tests run a whole schedule in seconds). */
   delivery: DeliverySettings;
-  /** Where new and retried messages are queued on AWS; absent locally, where the dispatcher runs in the process. */
+  /** Where producers queue deliveries: the SQS queue on AWS, the local queue's endpoint in `npm start`; absent only in in-process unit tests (nothing is queued). */
   deliveryQueueUrl?: string;
   /** The chains this service follows (the stage's on AWS, FOLLOWED_CHAINS from `npm start`): a webhook on another is refused. */
   followedChains: PublicChainFacts[];

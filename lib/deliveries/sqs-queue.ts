@@ -11,7 +11,7 @@ import { isLoopbackHttpUrl, localServiceCredentials } from '../config/local-serv
 import { runtimeConfig, type RuntimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { inChunks } from '../store/batch';
-import { queueEntries, type DeliveryQueue, type QueueRecord, type QueuedDelivery, type QueueSender } from './queue';
+import { NO_QUEUE, queueEntries, type DeliveryQueue, type QueueRecord, type QueuedDelivery, type QueueSender } from './queue';
 
 /** SendMessageBatch, ReceiveMessage and DeleteMessageBatch take at most 10 messages. */
 const SQS_BATCH = 10;
@@ -132,7 +132,7 @@ export function deliveryQueueSender(): QueueSender {
  */
 export function createDeliveryQueueSender(config: RuntimeConfig): QueueSender {
   const { deliveryQueueUrl, region, dynamoDbCredentialFile } = config;
-  if (!deliveryQueueUrl) return { send: async () => {} };
+  if (!deliveryQueueUrl) return NO_QUEUE;
   const local = isLoopbackHttpUrl(deliveryQueueUrl);
   const client = new SQSClient({
     region,

@@ -38,7 +38,7 @@ export async function getSharedSecret(account: string): Promise<SharedSecret> {
   return { secret: item.currentSecret };
 }
 
-/** The signing secrets held in the account's secret item (as read by the dispatcher), if it has a secret. */
+/** The signing secrets held in the account's secret item (as read by the delivery consumer), if it has a secret. */
 export function signingSecretsOf(item: Item | undefined, graceSeconds: number, now = Date.now()): SigningSecrets | undefined {
   if (typeof item?.currentSecret !== 'string') return undefined;
   const inGrace = typeof item.previousSecret === 'string' && now / 1000 - Number(item.previousReplacedAt) < graceSeconds;

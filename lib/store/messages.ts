@@ -428,7 +428,7 @@ export async function queryMessages({ account, webhookId, status, limit, afterId
 
 /**
  * Moves a pending message's sweep time on, unless it changed since the sweep read it: a sweep that
- * hands a message to the dispatcher does not hand it over again at its next pass.
+ * queues a message does not queue it again at its next pass.
  */
 export async function postponeSweep(ref: MessageRef, seenSweepAt: number, sweepAt: number): Promise<boolean> {
   return conditionHeld(
