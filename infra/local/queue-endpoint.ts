@@ -3,8 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { parseQueuedDelivery, type QueuedDelivery, type QueueSender } from '../../lib/deliveries/queue';
 import { portInUse } from './embedded-dynamodb';
-import { readBoundedBody } from './request-body';
-import { signatureOf, signedWith, type StoreCredential } from './signed-request';
+import { checkedRequest, type StoreCredential } from './signed-request';
 
 export interface QueueEndpoint {
   port: number;
@@ -32,8 +31,7 @@ const SEND_MESSAGE_BATCH = 'AmazonSQS.SendMessageBatch';
 /**
  * `npm start`'s delivery queue as the gateway's processes reach it: SendMessageBatch of SQS's JSON
  * protocol (AWS JSON 1.0), on loopback, so that producers send with the SQS client as on AWS. Checked
- * as the embedded store checks its requests: no browsers, and with a credential, only requests signed
- * with it, refused before their body is read when they carry no signature.
+ * as the embedded store checks its requests (signed-request.ts's checkedRequest).
  */
 export async function startQueueEndpoint(queue: QueueSender, options: QueueEndpointOptions): Promise<QueueEndpoint> {
   const host = options.host ?? '127.0.0.1';
@@ -60,14 +58,9 @@ export async function startQueueEndpoint(queue: QueueSender, options: QueueEndpo
 }
 
 async function serve(queue: QueueSender, credential: StoreCredential | undefined, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  if (request.headers.origin !== undefined) return refuse(response, 403, 'this queue does not serve browsers (the request has an Origin header)');
-  const unsigned = credential && `this queue serves only requests signed with the credential in ${credential.file}`;
-  // Before any of the body is read: only a request signed the way the SDK signs may make it read one.
-  const signature = credential && signatureOf(request);
-  if (unsigned && !signature) return refuse(response, 403, unsigned);
-  const body = await readBoundedBody(request, MAX_REQUEST_BYTES, 'stop');
-  if (body === undefined) return refuse(response, 413, `a request body is at most ${MAX_REQUEST_BYTES} bytes`);
-  if (unsigned && signature && !signedWith(credential.secret, signature, request, body)) return refuse(response, 403, unsigned);
+  const checked = await checkedRequest(request, { credential, serves: 'queue', maxBytes: MAX_REQUEST_BYTES, readBody: true });
+  if ('refusal' in checked) return refuse(response, checked.refusal.status, checked.refusal.message);
+  const body = checked.body!;
   if (request.method !== 'POST' || request.headers['x-amz-target'] !== SEND_MESSAGE_BATCH) {
     return answerError(response, 400, 'UnsupportedOperation', `this local queue answers ${SEND_MESSAGE_BATCH} only`);
   }

@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { readBoundedBody } from './request-body';
 
 /**
  * What the local stand-ins for AWS services (the store, the delivery queue's endpoint) check requests
@@ -10,10 +11,40 @@ export interface StoreCredential {
   file: string;
 }
 
+/** Why a request is not served: 403, or 413 for a body over the bound. */
+export interface Refusal {
+  status: 403 | 413;
+  message: string;
+}
+
+/**
+ * What `npm start`'s stand-ins for AWS (the store, the delivery queue's endpoint: `serves` names it)
+ * check before serving a request. A request that carries an `Origin` header comes from a browser:
+ * refused, preflights included. With a credential, a request must be signed with it (AWS Signature
+ * V4, as the SDK signs with its secret access key): one without a signature of that form is refused
+ * before any of its body is read, and the signature is checked over the body, read no further than
+ * `maxBytes`. The secret itself never travels; the access key id is not checked (`aws` CLI users may
+ * pick any). Resolves with the body, or none when there is no credential and `readBody` is false.
+ */
+export async function checkedRequest(
+  request: IncomingMessage,
+  { credential, serves, maxBytes, readBody }: { credential?: StoreCredential; serves: string; maxBytes: number; readBody: boolean },
+): Promise<{ refusal: Refusal } | { body?: Buffer }> {
+  if (request.headers.origin !== undefined) return { refusal: { status: 403, message: `this ${serves} does not serve browsers (the request has an Origin header)` } };
+  if (!credential && !readBody) return {};
+  const unsigned: Refusal = { status: 403, message: `this ${serves} serves only requests signed with the credential in ${credential?.file}` };
+  const signature = credential && signatureOf(request);
+  if (credential && !signature) return { refusal: unsigned };
+  const body = await readBoundedBody(request, maxBytes, 'stop');
+  if (body === undefined) return { refusal: { status: 413, message: `a request body is at most ${maxBytes} bytes` } };
+  if (credential && !signedWith(credential.secret, signature!, request, body)) return { refusal: unsigned };
+  return { body };
+}
+
 const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=[^/\s]+\/(\d{8})\/([^/\s]+)\/([^/\s]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
 
 /** What a request's AWS Signature V4 headers say, when they have its form. */
-export interface Signature {
+interface Signature {
   date: string;
   day: string;
   region: string;
@@ -27,7 +58,7 @@ export interface Signature {
  * the SDK posts to for these JSON protocols: DynamoDB's, and SQS's, whose client posts to the origin
  * of its endpoint (or of the QueueUrl), whatever the queue's path.
  */
-export function signatureOf(request: IncomingMessage): Signature | undefined {
+function signatureOf(request: IncomingMessage): Signature | undefined {
   const match = AUTHORIZATION.exec(request.headers.authorization ?? '');
   const date = request.headers['x-amz-date'];
   if (!match || request.url !== '/' || typeof date !== 'string') return undefined;
@@ -40,7 +71,7 @@ export function signatureOf(request: IncomingMessage): Signature | undefined {
  * and body. No expiry is checked: the signature keeps the secret off the wire, and the servers listen
  * on loopback only, where others cannot capture a request to replay it.
  */
-export function signedWith(secret: string, { date, day, region, service, signedHeaders, signature }: Signature, request: IncomingMessage, body: Buffer): boolean {
+function signedWith(secret: string, { date, day, region, service, signedHeaders, signature }: Signature, request: IncomingMessage, body: Buffer): boolean {
   const payloadHash = sha256(body);
   // The signer takes this header, when present, for the body's hash: it must be the body's.
   const declaredHash = request.headers['x-amz-content-sha256'];

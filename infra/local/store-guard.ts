@@ -1,7 +1,6 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { readBoundedBody } from './request-body';
-import { signatureOf, signedWith, type StoreCredential } from './signed-request';
+import { checkedRequest, type StoreCredential } from './signed-request';
 
 export type { StoreCredential } from './signed-request';
 
@@ -9,30 +8,21 @@ export type { StoreCredential } from './signed-request';
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 
 /**
- * Puts a check in front of dynalite's request handler, in the same server. dynalite answers any
- * request, with `Access-Control-Allow-Origin: *` to browsers: a web page, or another user of the
- * machine, could read every account's secret and insert a working API key.
- * - A request that carries an `Origin` header comes from a browser: refused, preflights included.
- * - With a credential, a request must be signed with it (AWS Signature V4, as the SDK signs with its
- *   secret access key): its signature is checked over the body, which is then handed to dynalite.
- *   One without a signature of that form is refused before any of its body is read, and a body is
- *   read no further than its bound. The secret itself never travels; the access key id is not checked (`aws` CLI users may pick any).
+ * Puts the check of `npm start`'s stand-ins for AWS (signed-request.ts's checkedRequest) in front of
+ * dynalite's request handler, in the same server. dynalite answers any request, with
+ * `Access-Control-Allow-Origin: *` to browsers: a web page, or another user of the machine, could
+ * read every account's secret and insert a working API key. A body checked is handed to dynalite.
  */
 export function guardStore(server: Server, credential: StoreCredential | undefined): void {
   const serve = server.listeners('request')[0] as RequestListener;
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (request.headers.origin !== undefined) return refuse(response, 403, 'this store does not serve browsers (the request has an Origin header)');
-    if (!credential) return serve(request, response);
-    const unsigned = `this store serves only requests signed with the credential in ${credential.file}`;
-    // Before any of the body is read: only a request signed the way the SDK signs may make the store read one.
-    const signature = signatureOf(request);
-    if (!signature) return refuse(response, 403, unsigned);
-    readBoundedBody(request, MAX_REQUEST_BYTES, 'stop')
-      .then((body) => {
-        if (body === undefined) return refuse(response, 413, `a request body is at most ${MAX_REQUEST_BYTES} bytes`);
-        if (!signedWith(credential.secret, signature, request, body)) return refuse(response, 403, unsigned);
+    checkedRequest(request, { credential, serves: 'store', maxBytes: MAX_REQUEST_BYTES, readBody: false })
+      .then((checked) => {
+        if ('refusal' in checked) return refuse(response, checked.refusal.status, checked.refusal.message);
+        if (!checked.body) return serve(request, response);
         // dynalite reads the body from the request's stream: it gets a stream of the body already read.
+        const { body } = checked;
         const replayed = Object.assign(Readable.from(body.length > 0 ? [body] : []), { headers: request.headers, method: request.method, url: request.url });
         serve(replayed as unknown as IncomingMessage, response);
       })
