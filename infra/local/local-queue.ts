@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { queueEntries, type DeliveryQueue, type QueueRecord, type QueuedDelivery } from '../../lib/deliveries/queue';
+import { parseQueuedDelivery, queueEntries, type DeliveryQueue, type QueueRecord, type QueuedDelivery } from '../../lib/deliveries/queue';
+import type { MessageRef } from '../../lib/store/messages';
 import { logger } from '../../lib/logger';
 import { Fifo } from './fifo';
 import { MinHeap } from './min-heap';
@@ -329,9 +330,9 @@ export class LocalDeliveryQueue implements DeliveryQueue {
 }
 
 /** The ids a delivery's body names, for the log (no secrets in it). */
-function deliveryIds(body: string): Record<string, unknown> {
+function deliveryIds(body: string): Partial<MessageRef> {
   try {
-    const { account, webhookId, messageId } = JSON.parse(body) as Record<string, unknown>;
+    const { account, webhookId, messageId } = parseQueuedDelivery(body);
     return { account, webhookId, messageId };
   } catch {
     return {};
