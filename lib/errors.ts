@@ -2,6 +2,18 @@ import { STATUS_CODES } from 'node:http';
 import type { apiErrorBody } from './schemas/error';
 import type * as z from './schemas/zod';
 
+/** Error names of the AWS SDK that mean "DynamoDB cannot take this now", not "the request was wrong". */
+export const UNAVAILABLE_ERROR_NAMES: ReadonlySet<string> = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+]);
+/** Node's codes for a connection that could not be made or was lost. */
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
+
 /**
  * The errors a request can end in. Domain code throws these; the HTTP layer turns them into
  * `{ message, statusCode, error }` responses. Messages are shown to callers: never put a key,

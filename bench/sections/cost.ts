@@ -4,6 +4,8 @@ import { newLocalDeliveryQueue } from '../../infra/local/background-work';
 import { stageSettings } from '../../lib/config/stages';
 import { consumeDeliveries } from '../../lib/deliveries/consumer';
 import { recordNotifications } from '../../lib/deliveries/messages';
+import { CONSUMER_BATCH_SIZE } from '../../lib/deliveries/queue';
+import { inChunks } from '../../lib/store/batch';
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { createWebhook } from '../../lib/webhooks/webhooks';
@@ -28,8 +30,6 @@ const PRICES = {
   /** arm64, as the stack's functions run. */
   lambdaGbSecond: 0.0000133334,
 };
-/** What the dispatcher function's event source mapping hands it at most (infra/webhooks-stack.ts). */
-const BATCH_SIZE = 10;
 /** Webhooks of the account, all to the one fast receiver: a batch mixes them. */
 const WEBHOOKS = 10;
 /** Notifications recorded at once (each its own recordNotifications call, as the chain follower makes one per webhook and block). */
@@ -65,14 +65,10 @@ export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]>
     }
     const record = async (count: number) => {
       const ids: string[] = [];
-      let next = 0;
-      const recorder = async () => {
-        while (next < count) {
-          const webhookId = webhookIds[next++ % WEBHOOKS]!;
-          ids.push(...(await recordNotifications(account, webhookId, [{ eventType: 'address_activity', event }], queue)));
-        }
-      };
-      await Promise.all(Array.from({ length: RECORDING_PARALLEL }, recorder));
+      const calls = Array.from({ length: count }, (_, index) => webhookIds[index % WEBHOOKS]!);
+      await inChunks(calls, 1, RECORDING_PARALLEL, async ([webhookId]) => {
+        ids.push(...(await recordNotifications(account, webhookId!, [{ eventType: 'address_activity', event }], queue)));
+      });
       return ids;
     };
     // One batch at a time, as one Lambda invocation alone in its execution environment: received,
@@ -80,7 +76,7 @@ export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]>
     const consume = async (): Promise<BatchRun> => {
       const run: BatchRun = { batches: 0, durations: [] };
       for (;;) {
-        const records = await queue.receive(BATCH_SIZE, 0);
+        const records = await queue.receive(CONSUMER_BATCH_SIZE, 0);
         if (records.length === 0) return run;
         const started = performance.now();
         const { batchItemFailures } = await consumeDeliveries(records, { queue, log: localLogger });
@@ -113,7 +109,7 @@ export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]>
     queue.reset();
 
     const perRound = quick ? 200 : 1_000;
-    progress(`cost: counting ${perRound} notifications to endpoints known fast, recorded one a call, consumed in batches of ${BATCH_SIZE}`);
+    progress(`cost: counting ${perRound} notifications to endpoints known fast, recorded one a call, consumed in batches of ${CONSUMER_BATCH_SIZE}`);
     meter.start();
     const countedIds = await record(perRound);
     const counted = await consume();
@@ -186,7 +182,7 @@ export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]>
         per(counted.batches),
         'invocations',
         undefined,
-        `${fixed(billedMs)} ms per notification; a batch of ${BATCH_SIZE}: median ${fixed(median(durations))} ms, max ${fixed(Math.max(...durations))} ms (${durations.length} batches over ${timedRounds} rounds, loopback receiver and store)`,
+        `${fixed(billedMs)} ms per notification; a batch of ${CONSUMER_BATCH_SIZE}: median ${fixed(median(durations))} ms, max ${fixed(Math.max(...durations))} ms (${durations.length} batches over ${timedRounds} rounds, loopback receiver and store)`,
       ),
       figure(
         SECTION,

@@ -26,9 +26,9 @@ const HALF = 10;
 /** Answered notifications recorded or under way and not yet received, in the closed loop: enough to saturate both sides. */
 const WINDOW = 128;
 /** `npm start` runs its loop all along: a phase starts sending once the loop's first sweep has run. */
-const LOOP_SETTLE_MS = 250;
+export const LOOP_SETTLE_MS = 250;
 /** How long a paced run waits for its last notifications to arrive. */
-const PACED_GRACE_MS = 15_000;
+export const PACED_GRACE_MS = 15_000;
 
 /** The hosted API's documented address_activity event, with its unused topic left out as the spec asks. */
 export function realisticEvent(): unknown {

@@ -7,6 +7,7 @@ import { recordNotifications, type Notification } from '../../lib/deliveries/mes
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { createWebhook } from '../../lib/webhooks/webhooks';
+import { inChunks } from '../../lib/store/batch';
 import { takeAccountMessages, type AccountMessages } from '../support/account-messages';
 import { CountingQueue } from '../support/counting-queue';
 import { startDeliveryReceivers, type DeliveryReceivers } from '../support/delivery-receivers';
@@ -14,7 +15,7 @@ import { NotificationRun, pacedLoop, pooled, type Target } from '../support/noti
 import { processCpuMicros } from '../support/process-stats';
 import { instrumentDynamoDb } from '../support/store';
 import { figure, type BenchOptions, type Figure } from '../support/report';
-import { realisticEvent } from './delivery';
+import { LOOP_SETTLE_MS, PACED_GRACE_MS as GRACE_MS, realisticEvent } from './delivery';
 
 const SECTION = '11 noisy neighbour';
 const P99_TARGET = 1.5;
@@ -28,9 +29,6 @@ const A_CALL = 50;
 const A_PARALLEL = 8;
 /** B's notifications per second, to its own fast receiver. */
 const B_RATE = 20;
-/** The loop runs before a phase sends: its first sweep is done. */
-const LOOP_SETTLE_MS = 250;
-const GRACE_MS = 15_000;
 
 interface Phase {
   run: NotificationRun;
@@ -163,16 +161,8 @@ async function runPhase(
   const loop = startDeliveryLoop(queue);
   await sleep(LOOP_SETTLE_MS);
   const notifications = (count: number): Notification[] => Array.from({ length: count }, () => ({ eventType: 'address_activity', event }));
-  const recordAll = async (calls: Array<{ webhookId: string; count: number }>) => {
-    let next = 0;
-    const recorder = async () => {
-      while (next < calls.length) {
-        const { webhookId, count } = calls[next++]!;
-        await recordNotifications(a, webhookId, notifications(count), queue);
-      }
-    };
-    await Promise.all(Array.from({ length: A_PARALLEL }, recorder));
-  };
+  const recordAll = (calls: Array<{ webhookId: string; count: number }>) =>
+    inChunks(calls, 1, A_PARALLEL, async ([call]) => void (await recordNotifications(a, call!.webhookId, notifications(call!.count), queue)));
   // B's receiver is known to answer fast, as an established account's is: one delivery before the phase.
   const warm = new NotificationRun();
   track(warm);

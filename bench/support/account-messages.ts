@@ -1,5 +1,6 @@
-import { BatchWriteItemCommand, QueryCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
-import { dynamoDb, tableName } from '../../lib/store/client';
+import { tableName } from '../../lib/store/client';
+import { writeItems } from '../../lib/store/batch';
+import { queryAllItems } from '../../lib/store/items';
 import { MESSAGE_SORT_KEY_PREFIX, messageKey } from '../../lib/store/table';
 
 export interface AccountMessages {
@@ -15,37 +16,24 @@ export interface AccountMessages {
  */
 export async function takeAccountMessages(account: string, webhookIds: string[]): Promise<AccountMessages> {
   const counts: AccountMessages = { messages: 0, attempts: 0, byStatus: {} };
-  const keys: Array<Record<string, AttributeValue>> = [];
+  const keys: Array<{ pk: string; sk: string }> = [];
   for (const webhookId of webhookIds) {
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await dynamoDb().send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': { S: messageKey(account, webhookId, '').pk }, ':prefix': { S: MESSAGE_SORT_KEY_PREFIX } },
-          ProjectionExpression: 'pk, sk, attempts, #status',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        counts.messages += 1;
-        counts.attempts += Number(item.attempts?.N ?? 0);
-        const status = item.status?.S ?? 'unknown';
-        counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1;
-        keys.push({ pk: item.pk!, sk: item.sk! });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-  }
-  for (let index = 0; index < keys.length; index += 25) {
-    let unprocessed: WriteRequest[] = keys.slice(index, index + 25).map((Key) => ({ DeleteRequest: { Key } }));
-    while (unprocessed.length > 0) {
-      const { UnprocessedItems } = await dynamoDb().send(new BatchWriteItemCommand({ RequestItems: { [tableName()]: unprocessed } }));
-      unprocessed = UnprocessedItems?.[tableName()] ?? [];
+    const { items } = await queryAllItems({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': messageKey(account, webhookId, '').pk, ':prefix': MESSAGE_SORT_KEY_PREFIX },
+      ProjectionExpression: 'pk, sk, attempts, #status',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ConsistentRead: true,
+    });
+    for (const item of items) {
+      counts.messages += 1;
+      counts.attempts += Number(item.attempts ?? 0);
+      const status = (item.status as string | undefined) ?? 'unknown';
+      counts.byStatus[status] = (counts.byStatus[status] ?? 0) + 1;
+      keys.push({ pk: item.pk as string, sk: item.sk as string });
     }
   }
+  await writeItems(keys.map((key) => ({ delete: key })));
   return counts;
 }

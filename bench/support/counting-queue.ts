@@ -1,7 +1,7 @@
 import { queueEntries, type DeliveryQueue, type QueueRecord, type QueuedDelivery } from '../../lib/deliveries/queue';
+import { SQS_BATCH } from '../../lib/deliveries/sqs-queue';
 
 /** SendMessageBatch, ReceiveMessage and DeleteMessageBatch take at most 10 messages. */
-const SQS_BATCH = 10;
 
 /** What one account's messages went through the queue. */
 export interface GroupCounts {

@@ -1,18 +1,11 @@
 import { HttpRequestError, RpcError, RpcRequestError, TimeoutError, WebSocketRequestError } from 'viem';
+import { NETWORK_ERROR_CODES, UNAVAILABLE_ERROR_NAMES } from '../errors';
 import { LaggingNodeError } from './rpc';
 
-/** The store's answers that say "later", not "never": throttling and its own faults. */
-const TRANSIENT_STORE_ERRORS = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'TransactionConflictException',
-  'TimeoutError',
-  'AbortError',
-]);
-const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET']);
+/** The store's answers that say "later", not "never": the API's (a 503), and a conflict or a call given up. */
+const TRANSIENT_STORE_ERRORS = new Set([...UNAVAILABLE_ERROR_NAMES, 'TransactionConflictException', 'AbortError']);
+/** A node not reached: the API's network codes, and a DNS answer late or a socket that fetch lost. */
+const NODE_NETWORK_ERROR_CODES = new Set([...NETWORK_ERROR_CODES, 'EAI_AGAIN', 'UND_ERR_SOCKET']);
 
 /** Deeper than any library nests its errors; a cycle of causes ends here. */
 const MAX_CAUSES = 20;
@@ -50,9 +43,8 @@ export function isTransientFault(error: unknown): boolean {
     ) {
       return true;
     }
-    const { name, code, $fault, $retryable, message } = cause as { name?: string; code?: unknown; $fault?: string; $retryable?: unknown; message?: string };
-    if ($fault === 'server' || $retryable || TRANSIENT_STORE_ERRORS.has(name ?? '') || NETWORK_ERROR_CODES.has(String(code))) return true;
-    if (cause instanceof TypeError && message === 'fetch failed') return true;
+    const { name, $fault, $retryable } = cause as { name?: string; $fault?: string; $retryable?: unknown };
+    if ($fault === 'server' || $retryable || TRANSIENT_STORE_ERRORS.has(name ?? '') || isUnreachable(cause)) return true;
   }
   return false;
 }
@@ -65,9 +57,14 @@ export function isNodeUnavailable(error: unknown): boolean {
   for (const cause of causes(error)) {
     if (cause instanceof LaggingNodeError || cause instanceof TimeoutError) return true;
     if (cause instanceof HttpRequestError) return cause.status === undefined || cause.status >= 500 || cause.status === 429;
-    if (NETWORK_ERROR_CODES.has(String(cause.code)) || (cause instanceof TypeError && cause.message === 'fetch failed')) return true;
+    if (isUnreachable(cause)) return true;
   }
   return false;
+}
+
+/** A node or store not reached: a network code, or fetch's own word for it. */
+function isUnreachable(cause: ErrorCause): boolean {
+  return NODE_NETWORK_ERROR_CODES.has(String(cause.code)) || (cause instanceof TypeError && cause.message === 'fetch failed');
 }
 
 const MAX_DESCRIPTION_CHARS = 1000;

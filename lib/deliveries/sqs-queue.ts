@@ -14,7 +14,7 @@ import { inChunks } from '../store/batch';
 import { NO_QUEUE, queueEntries, type DeliveryQueue, type QueueRecord, type QueuedDelivery, type QueueSender } from './queue';
 
 /** SendMessageBatch, ReceiveMessage and DeleteMessageBatch take at most 10 messages. */
-const SQS_BATCH = 10;
+export const SQS_BATCH = 10;
 const PARALLEL_BATCHES = 8;
 /** What Lambda's SQS event carries in each record's `attributes`. */
 const RECORD_ATTRIBUTES = ['ApproximateReceiveCount', 'SentTimestamp', 'ApproximateFirstReceiveTimestamp', 'MessageGroupId', 'SenderId'] as const;

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { ApiError, errorBody, INTERNAL_ERROR_MESSAGE, ServiceUnavailable } from '../errors';
+import { ApiError, errorBody, INTERNAL_ERROR_MESSAGE, NETWORK_ERROR_CODES, ServiceUnavailable, UNAVAILABLE_ERROR_NAMES } from '../errors';
 import { logger } from '../logger';
 
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
@@ -15,17 +15,6 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
 export function errorResponse(error: ApiError, headers: Record<string, string> = {}): APIGatewayProxyResult {
   return jsonResponse(error.statusCode, errorBody(error.statusCode, error.message), { ...error.headers, ...headers });
 }
-
-/** Error names of the AWS SDK that mean "DynamoDB cannot take this now", not "the request was wrong". */
-const UNAVAILABLE_ERROR_NAMES = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'TimeoutError',
-]);
-const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
 
 function isStoreUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
