@@ -1,9 +1,9 @@
 import type { ChainSettings } from '../../lib/config/chains';
-import { localServiceCredentials } from '../../lib/config/local-services';
 import { runtimeConfig } from '../../lib/config/runtime';
 import { MAX_QUEUE_RECEIVES, queueVisibilitySeconds } from '../../lib/deliveries/queue';
 import { startChainFollowers } from './chain-loop';
 import { startDeliveryLoop } from './delivery-loop';
+import { storeCredentialIn } from './embedded-dynamodb';
 import { LocalDeliveryQueue } from './local-queue';
 import { localLogger as logger } from './local-logger';
 import { startMaintenanceLoop } from './maintenance-loop';
@@ -27,7 +27,7 @@ export async function startBackgroundWork(chains: ChainSettings[]): Promise<Back
     ? await startQueueEndpoint(queue, {
         port: Number(new URL(deliveryQueueUrl).port),
         host: '127.0.0.1',
-        credential: dynamoDbCredentialFile ? { file: dynamoDbCredentialFile, secret: localServiceCredentials(dynamoDbCredentialFile).secretAccessKey } : undefined,
+        credential: dynamoDbCredentialFile ? await storeCredentialIn(dynamoDbCredentialFile) : undefined,
       })
     : undefined;
   const maintenance = startMaintenanceLoop();

@@ -45,7 +45,7 @@ const STORE_MAX_CONNECTIONS = 1024;
  */
 export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions): Promise<EmbeddedDynamoDb> {
   if (options.directory) await checkDataDirectory(options.directory, options.whenInUse ?? 'stop it, or give this one its own DATA_DIR');
-  const credential = options.credentialFile ? await credentialIn(options.credentialFile) : undefined;
+  const credential = options.credentialFile ? await storeCredentialIn(options.credentialFile) : undefined;
   const server: Server = dynalite({ path: options.directory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   guardStore(server, credential);
   // Bounds on what a local process can hold open: the service's clients keep at most a few hundred
@@ -72,7 +72,8 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions): P
   };
 }
 
-async function credentialIn(file: string): Promise<StoreCredential> {
+/** The secret the store's requests are signed with, as the store and the delivery queue's endpoint check them. */
+export async function storeCredentialIn(file: string): Promise<StoreCredential> {
   const secret = await readKeyFile(file);
   if (!secret) throw new StartupError(`the store's credential file ${file} is missing or empty`);
   return { secret, file };

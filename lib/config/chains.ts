@@ -182,7 +182,7 @@ export function followedChainOnce(): Promise<ChainSettings> {
  * The chain a follower function follows (CHAIN_ID), with the RPC URL read from the Secrets Manager
  * secret the stack made for it (CHAIN_RPC_URL_SECRET_ARN): providers put keys in their URLs.
  */
-export async function followedChain(env: NodeJS.ProcessEnv): Promise<ChainSettings> {
+async function followedChain(env: NodeJS.ProcessEnv): Promise<ChainSettings> {
   const chainId = env.CHAIN_ID ?? '';
   const known = KNOWN_CHAINS[chainId];
   if (!known) throw new ConfigurationError(`CHAIN_ID '${chainId}' is not a chain this stage can follow`);
@@ -201,7 +201,7 @@ export function publicFactsOf(chainId: string): PublicChainFacts {
 }
 
 /** Only the public facts of a chain's settings: what leaves the process that holds its RPC URL. */
-export function publicFacts({ chainId, chainName, isTestnet, networkToken, publicRpcUrl, explorerUrl, avalanche }: PublicChainFacts): PublicChainFacts {
+function publicFacts({ chainId, chainName, isTestnet, networkToken, publicRpcUrl, explorerUrl, avalanche }: PublicChainFacts): PublicChainFacts {
   return { chainId, chainName, isTestnet, networkToken, publicRpcUrl, explorerUrl, avalanche };
 }
 

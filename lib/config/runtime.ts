@@ -144,7 +144,7 @@ function portList(env: NodeJS.ProcessEnv, name: string): number[] | undefined {
  * The account's webhooks are counted in one item with an entry each (lib/store/account-usage.ts), about
  * 100 bytes: 3 000 of them keep it well under DynamoDB's 400 KB item limit.
  */
-export const MAX_WEBHOOKS_PER_ACCOUNT_LIMIT = 3_000;
+const MAX_WEBHOOKS_PER_ACCOUNT_LIMIT = 3_000;
 
 function accountLimits(env: NodeJS.ProcessEnv, stage: AccountLimits): AccountLimits {
   const override = positiveNumber(env, 'MAX_WEBHOOKS_PER_ACCOUNT');
