@@ -75,11 +75,12 @@ export const DELIVERY_DISPATCH = {
 };
 /**
  * Queues the pending messages whose due time passed with no attempt (the due-time index), and runs
- * the resume jobs of reactivated webhooks (the table's RESUMES partition, gsi1, the webhook's item).
+ * the resume jobs of reactivated webhooks (the table's RESUMES partition, gsi2 and the messages it
+ * names, the webhook's item).
  */
 export const DELIVERY_SWEEP = {
   entry: 'functions/sweep-deliveries.ts',
-  tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as TableAction[],
+  tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as TableAction[],
   queriedIndexes: [GSI3.indexName],
   queuesDeliveries: true,
   timeoutSeconds: 60,

@@ -224,7 +224,8 @@ export const routes = {
     query: listDeliveriesQuery,
     pathParameters: webhookPath,
     response: deliveryList,
-    tableActions: ['dynamodb:GetItem', 'dynamodb:Query'],
+    // BatchGetItem: pending and failed messages are found through gsi2, which holds their keys only.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'],
     usesPageTokens: true,
   }),
   getDelivery: route({
@@ -268,7 +269,7 @@ export const routes = {
     pathParameters: webhookPath,
     body: recoverBody,
     response: recoverResult,
-    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
     queuesDeliveries: true,
   }),
   sendTestNotification: route({

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { localLogger } from '../../infra/local/local-logger';
 import { newLocalDeliveryQueue } from '../../infra/local/background-work';
+import { runtimeConfig } from '../../lib/config/runtime';
 import { stageSettings } from '../../lib/config/stages';
 import { consumeDeliveries } from '../../lib/deliveries/consumer';
 import { recordNotifications } from '../../lib/deliveries/messages';
@@ -56,6 +57,10 @@ export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]>
   const queue = new CountingQueue(local);
   const meter = new CapacityMeter();
   const event = realisticEvent();
+  // As on AWS, where DynamoDB's TTL deletes finished messages: the embedded store's expiry entries are not written.
+  const config = runtimeConfig();
+  const storeDeletesExpiredItems = config.storeDeletesExpiredItems;
+  config.storeDeletesExpiredItems = true;
   try {
     await generateOrRotateSharedSecret(account);
     const webhookIds: string[] = [];
@@ -205,6 +210,7 @@ export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]>
     ];
     return figures;
   } finally {
+    config.storeDeletesExpiredItems = storeDeletesExpiredItems;
     meter.stop();
     local.close();
     await receivers.stop();

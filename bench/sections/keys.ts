@@ -186,7 +186,7 @@ function report(loads: PartitionLoad[], notifications: number, hot: HotShares, p
     }
   }
   // Keys of one account or one webhook grow with its own rate: shown at the bench's shape (the hot webhook's share of the stage).
-  for (const index of ['table', 'gsi1']) {
+  for (const index of ['table', 'gsi2']) {
     const hottest = loads.find((load) => load.index === index);
     if (!hottest) continue;
     const detail = `${name(hottest)}; the hot webhook at ${percent(hot.count)} of the stage, its account at ${percent(hot.accountCount)}`;

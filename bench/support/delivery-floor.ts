@@ -1,11 +1,12 @@
 import http from 'node:http';
-import { BatchGetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { deflateRawSync } from 'node:zlib';
+import { BatchGetItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { v7 as uuidv7 } from 'uuid';
 import { runtimeConfig } from '../../lib/config/runtime';
-import { canonicalBody, signatureHeaders } from '../../lib/deliveries/signing';
+import { canonicalBody, canonicalJson, signatureHeaders } from '../../lib/deliveries/signing';
 import { USER_AGENT } from '../../lib/deliveries/user-agent';
 import { dynamoDb, tableName } from '../../lib/store/client';
-import { messageDueIndexKey, messageExpiryIndexKey, messageKey, messageStatusIndexKey, sharedSecretKey, webhookKey } from '../../lib/store/table';
+import { endpointHealthKey, messageBodyKey, messageDueIndexKey, messageExpiryIndexKey, messageKey, messageStatusPartition, sharedSecretKey, webhookKey } from '../../lib/store/table';
 import { uuidv7Time } from '../../lib/uuid';
 
 /** Where the floor sends one webhook's notifications. */
@@ -45,8 +46,8 @@ class Slots {
 
 /**
  * The floor for the delivery figures: per notification, the same store requests as the service
- * (PutItem of the same message item, BatchGetItem of the same 3 keys, UpdateItem to claim,
- * UpdateItem to record, with the same expressions and index keys) and one POST of the same bytes with
+ * (PutItem of the same body item and message item, GetItem of the message and BatchGetItem of the
+ * same 4 keys, UpdateItem to claim, UpdateItem to record, with the same expressions and index keys) and one POST of the same bytes with
  * headers of the same size over a keep-alive agent; sent with the raw SDK on the service's client,
  * items written as attribute values by hand. The bodies are built once per webhook; no dispatcher,
  * queue, signing, target guard or timeout. The same concurrency: at most `concurrency` attempts at
@@ -57,6 +58,7 @@ export class DeliveryFloor {
   private readonly slots: Slots;
   private readonly under = new Set<Promise<void>>();
   private readonly bodies = new Map<string, [string, string]>();
+  private readonly storedEvent: Uint8Array;
   private readonly headers: Record<string, string>;
 
   constructor(
@@ -65,6 +67,7 @@ export class DeliveryFloor {
     concurrency: number,
   ) {
     this.slots = new Slots(concurrency);
+    this.storedEvent = deflateRawSync(canonicalJson(event));
     const secret = 'ab'.repeat(32);
     // Signed once, for header values of the right size; only webhook-id changes per notification.
     this.headers = {
@@ -80,25 +83,32 @@ export class DeliveryFloor {
     const now = Date.now();
     const body = this.bodyOf(target.webhookId, messageId);
     const key = messageKey(this.account, target.webhookId, messageId);
-    const status = messageStatusIndexKey(this.account, target.webhookId, 'pending', messageId);
-    const sweepAt = now + runtimeConfig().delivery.sweepGraceSeconds * 1000;
+    const bodyKey = messageBodyKey(this.account, target.webhookId, messageId);
+    const createdAt = uuidv7Time(messageId);
+    const settings = runtimeConfig().delivery;
+    const sweepAt = now + settings.sweepGraceSeconds * 1000;
     const due = messageDueIndexKey(messageId, sweepAt);
+    await dynamoDb().send(
+      new PutItemCommand({
+        TableName: tableName(),
+        Item: { pk: S(bodyKey.pk), sk: S(bodyKey.sk), event: { B: this.storedEvent }, expiresAt: N(Math.floor(createdAt / 1000) + settings.retentionDays * 86_400) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
     await dynamoDb().send(
       new PutItemCommand({
         TableName: tableName(),
         Item: {
           pk: S(key.pk),
           sk: S(key.sk),
-          gsi1pk: S(status.gsi1pk),
-          gsi1sk: S(status.gsi1sk),
+          gsi2pk: S(messageStatusPartition(this.account, target.webhookId, 'pending')),
           gsi3pk: S(due.gsi3pk),
           gsi3sk: S(due.gsi3sk),
           account: S(this.account),
           webhookId: S(target.webhookId),
           messageId: S(messageId),
           eventType: S('address_activity'),
-          createdAt: N(uuidv7Time(messageId)),
-          body: S(body),
+          createdAt: N(createdAt),
           status: S('pending'),
           attempts: N(0),
           scheduledAttempts: N(0),
@@ -135,18 +145,11 @@ export class DeliveryFloor {
   private async deliver(target: FloorTarget, messageId: string, body: string, nextAttemptAt: number): Promise<void> {
     const key = messageKey(this.account, target.webhookId, messageId);
     const itemKey = { pk: S(key.pk), sk: S(key.sk) };
-    const webhook = webhookKey(this.account, target.webhookId);
-    const secret = sharedSecretKey(this.account);
-    await dynamoDb().send(
-      new BatchGetItemCommand({
-        RequestItems: {
-          [tableName()]: {
-            Keys: [itemKey, { pk: S(webhook.pk), sk: S(webhook.sk) }, { pk: S(secret.pk), sk: S(secret.sk) }],
-            ConsistentRead: true,
-          },
-        },
-      }),
-    );
+    const keys = [webhookKey(this.account, target.webhookId), sharedSecretKey(this.account), endpointHealthKey(this.account, target.webhookId), messageBodyKey(this.account, target.webhookId, messageId)];
+    await Promise.all([
+      dynamoDb().send(new GetItemCommand({ TableName: tableName(), Key: itemKey, ConsistentRead: true })),
+      dynamoDb().send(new BatchGetItemCommand({ RequestItems: { [tableName()]: { Keys: keys.map(({ pk, sk }) => ({ pk: S(pk), sk: S(sk) })) } } })),
+    ]);
     await this.slots.take();
     try {
       const startedAt = Date.now();
@@ -177,12 +180,11 @@ export class DeliveryFloor {
           TableName: tableName(),
           Key: itemKey,
           UpdateExpression:
-            'SET #status = :status, gsi1pk = :gsi1pk, gsi3pk = :gsi3pk, gsi3sk = :gsi3sk, attempts = :attempts, scheduledAttempts = :scheduled, attemptLog = :log, expiresAt = :expiresAt REMOVE nextAttemptAt, sweepAt, manual, claimedUntil',
+            'SET #status = :status, attempts = :attempts, scheduledAttempts = :scheduled, attemptLog = :log, expiresAt = :expiresAt, gsi3pk = :gsi3pk, gsi3sk = :gsi3sk REMOVE manual, claimedUntil, waitingForActivation, nextAttemptAt, sweepAt, bodyKept, gsi2pk',
           ConditionExpression: 'claimedUntil = :claimed',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':status': S('succeeded'),
-            ':gsi1pk': S(messageStatusIndexKey(this.account, target.webhookId, 'succeeded', messageId).gsi1pk),
             ':gsi3pk': S(expiry.gsi3pk),
             ':gsi3sk': S(expiry.gsi3sk),
             ':attempts': N(1),

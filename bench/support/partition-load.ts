@@ -1,9 +1,9 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { GSI1, GSI3 } from '../../lib/store/table';
+import { GSI2, GSI3 } from '../../lib/store/table';
 
 /** What one partition key (of the table or of an index) took: requests, and write and read units as DynamoDB bills them. */
 export interface PartitionLoad {
-  /** `table`, `gsi1` or `gsi3`. */
+  /** `table`, `gsi2` or `gsi3`. */
   index: string;
   partition: string;
   writes: number;
@@ -16,13 +16,13 @@ type Attributes = Record<string, AttributeValue>;
 
 /** An item's index keys as this meter last saw them written, and its size. */
 interface Indexed {
-  gsi1pk?: string;
+  gsi2pk?: string;
   gsi3pk?: string;
   gsi3sk?: string;
   bytes: number;
 }
 
-const INDEXED = [GSI1.partitionKey, GSI3.partitionKey, GSI3.sortKey] as const;
+const INDEXED = [GSI2.partitionKey, GSI3.partitionKey, GSI3.sortKey] as const;
 
 /** DynamoDB's item size: attribute names and values, in bytes (numbers taken at their text's length). */
 function valueBytes(value: AttributeValue): number {
@@ -43,8 +43,7 @@ const keyString = (key: Attributes) => `${key.pk?.S}\u0000${key.sk?.S}`;
 /**
  * Counts, per partition key, the requests and capacity units that DynamoDB requests take, index
  * writes included: an index entry is written when an item enters it, leaves it, or changes its keys
- * (a key change is a delete and a put, two writes), and for gsi1 (projection ALL) on every write of
- * an item in it. An item's index keys are followed from the writes seen, so the items whose index
+ * (a key change is a delete and a put, two writes); both indexes are keys only, 1 WCU an entry. An item's index keys are followed from the writes seen, so the items whose index
  * writes are to be counted must be created while the meter watches (the messages are).
  */
 export class PartitionMeter {
@@ -115,14 +114,14 @@ export class PartitionMeter {
     const before = this.items.get(id);
     this.add('table', key.pk?.S, 'write', writeUnits(Math.max(bytesBefore, after?.bytes ?? 0)));
     if (!after) return;
-    const units = writeUnits(before?.bytes ?? after.bytes);
-    if (before?.gsi1pk !== undefined) this.add('gsi1', before.gsi1pk, 'write', units);
-    if (!deleted && after.gsi1pk !== undefined && after.gsi1pk !== before?.gsi1pk) this.add('gsi1', after.gsi1pk, 'write', units);
+    const gsi2Moved = deleted || before?.gsi2pk !== after.gsi2pk;
+    if (gsi2Moved && before?.gsi2pk !== undefined) this.add('gsi2', before.gsi2pk, 'write', 1);
+    if (gsi2Moved && !deleted && after.gsi2pk !== undefined) this.add('gsi2', after.gsi2pk, 'write', 1);
     const gsi3Moved = deleted || before?.gsi3pk !== after.gsi3pk || before?.gsi3sk !== after.gsi3sk;
     if (gsi3Moved && before?.gsi3pk !== undefined) this.add('gsi3', before.gsi3pk, 'write', 1);
     if (gsi3Moved && !deleted && after.gsi3pk !== undefined) this.add('gsi3', after.gsi3pk, 'write', 1);
     if (deleted) this.items.delete(id);
-    else if (after.gsi1pk !== undefined || after.gsi3pk !== undefined) this.items.set(id, after);
+    else if (after.gsi2pk !== undefined || after.gsi3pk !== undefined) this.items.set(id, after);
   }
 
   /** Every partition key's load, the most written first. */

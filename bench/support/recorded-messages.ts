@@ -1,22 +1,23 @@
 import { QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { dynamoDb, tableName } from '../../lib/store/client';
-import { GSI1, messageStatusIndexKey } from '../../lib/store/table';
+import { messageKey, TABLE_KEYS } from '../../lib/store/table';
 import type { Target } from './notification-load';
 
-/** Messages of the webhooks with ids in `range` that are recorded as succeeded, counted through the status index. */
+/** Messages of the webhooks with ids in `range` that are recorded as succeeded, counted in their logs. */
 export async function succeededCount(account: string, targets: Target[], [from, to]: [string, string]): Promise<number> {
   let count = 0;
   for (const { webhookId } of targets) {
-    const low = messageStatusIndexKey(account, webhookId, 'succeeded', from);
-    const high = messageStatusIndexKey(account, webhookId, 'succeeded', to);
+    const low = messageKey(account, webhookId, from);
+    const high = messageKey(account, webhookId, to);
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       const page = await dynamoDb().send(
         new QueryCommand({
           TableName: tableName(),
-          IndexName: GSI1.indexName,
-          KeyConditionExpression: `${GSI1.partitionKey} = :pk AND ${GSI1.sortKey} BETWEEN :from AND :to`,
-          ExpressionAttributeValues: { ':pk': { S: low.gsi1pk }, ':from': { S: low.gsi1sk }, ':to': { S: high.gsi1sk } },
+          KeyConditionExpression: `${TABLE_KEYS.partitionKey} = :pk AND ${TABLE_KEYS.sortKey} BETWEEN :from AND :to`,
+          FilterExpression: '#status = :succeeded',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':pk': { S: low.pk }, ':from': { S: low.sk }, ':to': { S: high.sk }, ':succeeded': { S: 'succeeded' } },
           Select: 'COUNT',
           ExclusiveStartKey: startKey,
         }),

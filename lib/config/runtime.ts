@@ -12,6 +12,11 @@ export interface RuntimeConfig {
    * (DYNAMODB_CREDENTIAL_FILE, set by `npm start` and the keys CLI): for the store on DYNAMODB_PORT only.
    */
   dynamoDbCredentialFile?: string;
+  /**
+   * Whether the store deletes items whose TTL attribute has passed: DynamoDB does, on AWS; the
+   * embedded store and DynamoDB Local do not, so the local sweep deletes expired messages itself.
+   */
+  storeDeletesExpiredItems: boolean;
   region: string;
   /** Throttle applied by the local gateway; on AWS the usage plans do it. */
   localThrottle: UsagePlanSettings;
@@ -91,6 +96,7 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, stage: StageSettings =
     tableName: env.TABLE_NAME || DEFAULT_TABLE_NAME,
     dynamoDbEndpoint: env.DYNAMODB_ENDPOINT || (env.DYNAMODB_PORT ? `http://127.0.0.1:${env.DYNAMODB_PORT}` : undefined),
     dynamoDbCredentialFile: (!env.DYNAMODB_ENDPOINT && env.DYNAMODB_PORT && env.DYNAMODB_CREDENTIAL_FILE) || undefined,
+    storeDeletesExpiredItems: !env.DYNAMODB_ENDPOINT && !env.DYNAMODB_PORT,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     localThrottle: {
       rateLimit: positiveNumber(env, 'THROTTLE_RATE_LIMIT') ?? plan.rateLimit,

@@ -5,15 +5,19 @@ import { sharedSecretGeneratedIfMissing, signingSecretsOf } from '../secrets/sha
 import { readItems } from '../store/batch';
 import {
   claimMessage,
+  bodyKeyOf,
   deleteUnsendableMessage,
-  getMessage,
+  getMessageState,
   parkMessage,
   postponeSweep,
   recordAttempt,
+  retentionEndOf,
+  withBody,
   type Attempt,
   type AttemptResult,
   type Message,
   type MessageRef,
+  type MessageState,
 } from '../store/messages';
 import { endpointHealthKey, sharedSecretKey, webhookKey } from '../store/table';
 import { toEndpointHealth, type EndpointHealth } from '../store/endpoint-health';
@@ -54,12 +58,13 @@ const EARLY_MS = 50;
  * parked; one whose webhook is gone is deleted.
  */
 export async function prepareDelivery(ref: MessageRef, queue: QueueSender, now = Date.now()): Promise<Prepared> {
-  const keys = [webhookKey(ref.account, ref.webhookId), sharedSecretKey(ref.account), endpointHealthKey(ref.account, ref.webhookId)];
-  // The message strongly consistent: its claim is conditioned on what is read of it. The account's
-  // items, read with every notification of the account, eventually consistent: a moment old at most
-  // (what that allows: docs/delivery-scale.md), at half the read units of items that would be hot.
-  const [message, { items }] = await Promise.all([getMessage(ref), readItems(keys, undefined, { eventuallyConsistent: true })]);
-  const [webhookItem, secretItem, endpointItem] = keys.map((key) => items.find((item) => item.pk === key.pk && item.sk === key.sk));
+  const keys = [webhookKey(ref.account, ref.webhookId), sharedSecretKey(ref.account), endpointHealthKey(ref.account, ref.webhookId), bodyKeyOf(ref)];
+  // The message's state strongly consistent: its claim is conditioned on what is read of it. The
+  // account's items, read with every notification of the account, eventually consistent: a moment
+  // old at most (what that allows: docs/delivery-scale.md), at half the read units of items that
+  // would be hot. The body too, written once before the state: read again if not seen yet.
+  const [message, { items }] = await Promise.all([getMessageState(ref), readItems(keys, undefined, { eventuallyConsistent: true })]);
+  const [webhookItem, secretItem, endpointItem, bodyItem] = keys.map((key) => items.find((item) => item.pk === key.pk && item.sk === key.sk));
   if (!message) return { kind: 'none' };
   if (message.status !== 'pending' || message.nextAttemptAt === undefined) return { kind: 'none' };
   if (message.claimedUntil !== undefined && message.claimedUntil > now) return { kind: 'none' };
@@ -79,7 +84,9 @@ export async function prepareDelivery(ref: MessageRef, queue: QueueSender, now =
     return { kind: 'none' };
   }
   const secrets = signingSecretsOf(secretItem, settings.secretGraceSeconds, now);
-  return { kind: 'ready', delivery: { message, webhook, secrets, endpoint: toEndpointHealth(endpointItem) } };
+  const withItsBody = await withBody(message, bodyItem);
+  if (!withItsBody) return { kind: 'none' };
+  return { kind: 'ready', delivery: { message: withItsBody, webhook, secrets, endpoint: toEndpointHealth(endpointItem) } };
 }
 
 /** Keeps the sweep off a due message until `until`, put off by admission: no attempt is made or counted. */
@@ -92,7 +99,7 @@ export async function deferDelivery({ message }: Delivery, until: number): Promi
  * once more afterwards: activated meanwhile (its resume job perhaps already run), the message is
  * queued again here.
  */
-async function park(message: Message, now: number, queue: QueueSender): Promise<void> {
+async function park(message: MessageState, now: number, queue: QueueSender): Promise<void> {
   if (!(await parkMessage(message, message.nextAttemptAt!, now))) return;
   if ((await getWebhookItem(message.account, message.webhookId))?.status === 'active') await queueAgainNow([message], resumption, queue);
 }
@@ -178,7 +185,7 @@ function resultOf(
 ): { result: AttemptResult; deactivate?: string } {
   const settings = runtimeConfig().delivery;
   const now = Date.now();
-  const finished = (status: 'succeeded' | 'failed') => ({ status, expiresAt: Math.floor(message.createdAt / 1000) + settings.retentionDays * 86_400 });
+  const finished = (status: 'succeeded' | 'failed') => ({ status, expiresAt: retentionEndOf(message.createdAt) });
   if (outcome.delivered) return { result: finished('succeeded') };
   if (attempt.trigger === 'manual') return { result: finished('failed') };
   if (outcome.statusCode === 410) return { result: finished('failed'), deactivate: 'the receiver answered 410 Gone' };

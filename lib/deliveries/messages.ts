@@ -23,6 +23,7 @@ import {
   type BodyParts,
   type Message,
   type MessageRef,
+  type MessageState,
   type NewMessage,
   type SharedPart,
 } from '../store/messages';
@@ -81,7 +82,7 @@ export async function recordNotifications(account: string, webhookId: string, no
   for (const { eventType, event, messageId = uuidv7(), fitted } of notifications) {
     const { before, after } = envelopeAround({ webhookId, eventType, messageId });
     const bodyOf = (content: unknown): BodyParts => [before, eventPart(content), after];
-    const body = bodyOf(fitted ? fitted((content) => isStorableBody(bodyOf(content), ENVELOPE_SPARE_BYTES)) : event);
+    const content = fitted ? fitted((candidate) => isStorableBody(bodyOf(candidate), ENVELOPE_SPARE_BYTES)) : event;
     const createdAt = uuidv7Time(messageId);
     const message: NewMessage = {
       account,
@@ -89,7 +90,7 @@ export async function recordNotifications(account: string, webhookId: string, no
       messageId,
       eventType,
       createdAt,
-      body,
+      event: eventPart(content),
       status: 'pending',
       attempts: 0,
       scheduledAttempts: 0,
@@ -161,7 +162,7 @@ function testEvent(webhook: Webhook) {
   return webhook.includeLogs ? { transaction, logs: [] } : { transaction };
 }
 
-function toDelivery(message: Message): Delivery {
+function toDelivery(message: MessageState): Delivery {
   const last = message.attemptLog.at(-1);
   return {
     messageId: message.messageId,
@@ -185,11 +186,13 @@ export async function listDeliveries(account: string, id: string, { pageSize, pa
   const afterId = pageToken === undefined ? undefined : decodeDeliveryPageToken(key, account, id, status, pageToken);
   const [webhook, health] = await Promise.all([getWebhookItem(account, id), getEndpointHealth({ account, webhookId: id })]);
   if (!webhook) throw webhookNotFound(id);
-  const messages = await queryMessages({ account, webhookId: id, status, limit: pageSize + 1, afterId });
+  const { messages, lookedUpTo } = await queryMessages({ account, webhookId: id, status, limit: pageSize + 1, afterId });
   const page = messages.slice(0, pageSize).map(toDelivery);
   const endpoint = describeEndpoint(health);
-  if (messages.length <= pageSize) return { deliveries: page, endpoint };
-  return { deliveries: page, endpoint, nextPageToken: encodeDeliveryPageToken(key, account, id, status, page.at(-1)!.messageId) };
+  // Delivered ones are looked for past the others, a bounded number a call: a page may end short, with a token.
+  const nextAfter = messages.length > pageSize ? page.at(-1)!.messageId : lookedUpTo;
+  if (nextAfter === undefined) return { deliveries: page, endpoint };
+  return { deliveries: page, endpoint, nextPageToken: encodeDeliveryPageToken(key, account, id, status, nextAfter) };
 }
 
 const messageNotFound = (id: string, messageId: string) => new NotFound(`No message ${messageId} for webhook ${id}`);
@@ -226,7 +229,7 @@ export async function retryDelivery(account: string, id: string, messageId: stri
 }
 
 /** A retry or recover: a manual attempt of a finished message, the next one of a pending one; either unless its status changed. */
-const requeue = (messages: Message[], queue: QueueSender) =>
+const requeue = (messages: MessageState[], queue: QueueSender) =>
   queueAgainNow(messages, (message) => ({ manual: message.status !== 'pending', seenStatus: message.status }), queue);
 
 /** How many failed messages one recover call queues again; a second call takes up the rest. */
@@ -236,8 +239,8 @@ export const RECOVER_LIMIT = 1000;
 export async function recoverFailedDeliveries(account: string, id: string, { since }: RecoverInput, queue: QueueSender): Promise<RecoverResult> {
   await activeWebhook(account, id, 'recover its messages');
   await countWebhookCall(account, id, 'recover');
-  const failed = await queryMessages({ account, webhookId: id, status: 'failed', limit: RECOVER_LIMIT, fromId: idPrefixAt(since) });
-  // gsi1 is eventually consistent on AWS: the requeue holds only for messages still failed.
+  const { messages: failed } = await queryMessages({ account, webhookId: id, status: 'failed', limit: RECOVER_LIMIT, fromId: idPrefixAt(since) });
+  // gsi2 is eventually consistent on AWS: the requeue holds only for messages still failed.
   const requeued = await requeue(failed.filter((message) => message.status === 'failed' && message.createdAt >= since), queue);
   return { messages: requeued.length };
 }

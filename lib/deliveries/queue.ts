@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { DeliverySettings } from '../config/stages';
 import { inChunks } from '../store/batch';
-import { rescheduleMessage, type Message, type MessageRef, type RescheduleOptions } from '../store/messages';
+import { rescheduleMessage, type MessageRef, type MessageState, type RescheduleOptions } from '../store/messages';
 import { sweepGraceMs } from './sweep';
 
 /** A message to attempt at `at` (ms): what the delivery queue carries. */
@@ -98,10 +98,10 @@ const REQUEUE_PARALLEL = 16;
  * Schedules each message's next attempt for now and queues it, unless an attempt holds it or it is
  * no longer as `how` says it was read. Returns the messages it queued.
  */
-export async function queueAgainNow(messages: Message[], how: (message: Message) => Requeue, queue: QueueSender): Promise<Message[]> {
+export async function queueAgainNow<M extends MessageState>(messages: M[], how: (message: M) => Requeue, queue: QueueSender): Promise<M[]> {
   const now = Date.now();
   const sweepAt = now + sweepGraceMs();
-  const requeued: Message[] = [];
+  const requeued: M[] = [];
   await inChunks(messages, 1, REQUEUE_PARALLEL, async ([message]) => {
     if (await rescheduleMessage(message!, { at: now, sweepAt, now, ...how(message!) })) requeued.push(message!);
   });

@@ -1,13 +1,13 @@
 import { tableName } from '../store/client';
 import { conditionHeld } from '../store/conditional-write';
 import { deleteItem, putItem, queryItems, updateItem, type Item } from '../store/items';
-import { queryParkedMessages, type Message } from '../store/messages';
+import { queryParkedMessages, type MessageState } from '../store/messages';
 import { RESUMES_PARTITION, resumeJobKey, webhookIdOfSortKey } from '../store/table';
 import { getWebhookItem } from '../store/webhooks';
 import { queueAgainNow, type QueueSender, type Requeue } from './queue';
 
 /** A parked message goes back to where it was in its schedule, unless it changed since it was read. */
-export const resumption = (message: Message): Requeue => ({ manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt });
+export const resumption = (message: MessageState): Requeue => ({ manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt });
 
 /**
  * Records that the webhook's parked messages (those that waited while it was inactive) are to be

@@ -1,16 +1,20 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { deflateRawSync, gunzipSync, inflateRawSync } from 'node:zlib';
+import { runtimeConfig } from '../config/runtime';
+import { envelopeAround } from '../deliveries/signing';
 import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
+import { readItems } from './batch';
 import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
 import {
-  GSI1,
+  GSI2,
   GSI3,
   MESSAGE_SORT_KEY_PREFIX,
+  messageBodyKey,
   messageDueIndexKey,
   messageExpiryIndexKey,
   messageKey,
   messageRefOfKey,
-  messageStatusIndexKey,
+  messageStatusPartition,
   timeKeyBound,
   TABLE_KEYS,
   type TableKey,
@@ -37,12 +41,10 @@ export interface Attempt {
   responseBody?: string;
 }
 
-/** A notification as recorded: what was sent and what happened to it. */
-export interface Message extends MessageRef {
+/** A notification as recorded, without its body: what happened to it (the message's state item). */
+export interface MessageState extends MessageRef {
   eventType: string;
   createdAt: number;
-  /** The exact bytes sent and signed (canonical JSON). */
-  body: string;
   status: MessageStatus;
   /** Every attempt made, manual ones included. */
   attempts: number;
@@ -61,6 +63,8 @@ export interface Message extends MessageRef {
   manual?: boolean;
   /** Set while the webhook is inactive: the message waits for it to be activated. */
   waitingForActivation?: boolean;
+  /** Parked once: its body was kept past the retention, until it finishes. */
+  bodyKept?: boolean;
   /** The attempts, oldest first; the last ATTEMPTS_KEPT of them. */
   attemptLog: Attempt[];
   /**
@@ -70,20 +74,23 @@ export interface Message extends MessageRef {
   expiresAt?: number;
 }
 
+/** A notification as recorded: what was sent and what happened to it. */
+export interface Message extends MessageState {
+  /** The exact bytes sent and signed (canonical JSON). */
+  body: string;
+}
+
 /**
  * The attempts a message keeps in its log: the whole schedule and some manual ones. With at most
- * 4 KB of response body each, and a stored body of at most MAX_STORED_BODY_BYTES, an item stays
- * under DynamoDB's 400 KB.
+ * 4 KB of response body each, a state item stays well under DynamoDB's 400 KB.
  */
 export const ATTEMPTS_KEPT = 25;
 /** The largest notification body: receivers get it whole. */
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
-/** What an item holds of a body at most: a larger body is stored gzipped, and must fit in this compressed. */
+/** What a body item holds at most: the event, compressed, must fit in this. */
 export const MAX_STORED_BODY_BYTES = 256 * 1024;
-/** Bodies above this are stored gzipped: smaller items, cheaper writes and reads. */
-const COMPRESS_ABOVE_BYTES = 16 * 1024;
 
-/** A notification too large to record: over MAX_BODY_BYTES, or over MAX_STORED_BODY_BYTES gzipped. */
+/** A notification too large to record: over MAX_BODY_BYTES, or its event over MAX_STORED_BODY_BYTES compressed. */
 export class NotificationTooLarge extends Error {
   constructor(
     readonly bytes: number,
@@ -94,99 +101,143 @@ export class NotificationTooLarge extends Error {
   }
 }
 
-/** A part of many bodies (the chain follower's event shared by many webhooks): measured and gzipped once. */
+/** A message's event (shared by many bodies when the chain follower sends it to many webhooks): measured and compressed once. */
 export interface SharedPart {
   readonly text: string;
   readonly bytes: number;
-  gzip(): Buffer;
+  compressed(): Buffer;
 }
+
+/** Raw deflate: gzip's header and trailer would be 18 bytes of every body item. */
+const compress = (text: string) => deflateRawSync(text);
 
 export function sharedPart(text: string): SharedPart {
-  let gzip: Buffer | undefined;
-  return { text, bytes: Buffer.byteLength(text), gzip: () => (gzip ??= gzipSync(text)) };
+  let compressed: Buffer | undefined;
+  return { text, bytes: Buffer.byteLength(text), compressed: () => (compressed ??= compress(text)) };
 }
 
-/**
- * A body as the parts it is the concatenation of. Gzipped part by part: gunzip reads concatenated
- * gzip members as one, so that a shared part is compressed once for all the bodies holding it.
- */
+/** A body as the parts it is the concatenation of: the envelope's and the event's. */
 export type BodyParts = Array<string | SharedPart>;
 
-/** A message to record: its body given whole or in parts. */
-export type NewMessage = Omit<Message, 'body'> & { body: string | BodyParts };
+/** A message to record: its state, and its event, which the envelope of its ids goes around. */
+export type NewMessage = MessageState & { event: SharedPart };
 
 const partsOf = (body: string | BodyParts): BodyParts => (typeof body === 'string' ? [body] : body);
 const bytesOf = (parts: BodyParts) => parts.reduce((sum, part) => sum + (typeof part === 'string' ? Buffer.byteLength(part) : part.bytes), 0);
-const gzipOf = (parts: BodyParts) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? gzipSync(part) : part.gzip())));
-const textOf = (parts: BodyParts) => parts.map((part) => (typeof part === 'string' ? part : part.text)).join('');
+const compressedBytesOf = (parts: BodyParts) => parts.reduce((sum, part) => sum + (typeof part === 'string' ? compress(part) : part.compressed()).byteLength, 0);
 
-/** The item attribute holding a body: `body` as is, or `bodyGzip` once large. */
-function storedBody(body: string | BodyParts): { body: string } | { bodyGzip: Uint8Array } {
-  const parts = partsOf(body);
-  const bytes = bytesOf(parts);
-  if (bytes > MAX_BODY_BYTES) throw new NotificationTooLarge(bytes, bytes);
-  if (bytes <= COMPRESS_ABOVE_BYTES) return { body: textOf(parts) };
-  const bodyGzip = gzipOf(parts);
-  if (bodyGzip.byteLength > MAX_STORED_BODY_BYTES) throw new NotificationTooLarge(bytes, bodyGzip.byteLength);
-  return { bodyGzip };
-}
-
-/** What gzip adds at most to a body that does not compress: its header, and 5 bytes a 64 KB block. */
-const GZIP_OVERHEAD_BYTES = 1024;
+/** What deflate adds at most to a body that does not compress: 5 bytes a 64 KB block, and some. */
+const DEFLATE_OVERHEAD_BYTES = 1024;
 
 /**
- * Whether `putNewMessage` can store the body with `spareBytes` left under each limit. It is gzipped
- * (as it would be stored) only when its size does not tell: over MAX_BODY_BYTES it never fits, and
- * up to MAX_STORED_BODY_BYTES it always does.
+ * Whether `putNewMessage` can store the body with `spareBytes` left under each limit. It is
+ * compressed (as its event would be stored) only when its size does not tell: over MAX_BODY_BYTES it
+ * never fits, and up to MAX_STORED_BODY_BYTES it always does.
  */
 export function isStorableBody(body: string | BodyParts, spareBytes = 0): boolean {
   const parts = partsOf(body);
   const bytes = bytesOf(parts) + spareBytes;
   if (bytes > MAX_BODY_BYTES) return false;
-  if (bytes + GZIP_OVERHEAD_BYTES * parts.length <= MAX_STORED_BODY_BYTES) return true;
-  return gzipOf(parts).byteLength + spareBytes <= MAX_STORED_BODY_BYTES;
+  if (bytes + DEFLATE_OVERHEAD_BYTES * parts.length <= MAX_STORED_BODY_BYTES) return true;
+  return compressedBytesOf(parts) + spareBytes <= MAX_STORED_BODY_BYTES;
 }
 
+/** When a message recorded at `createdAt` (ms) is deleted once finished: Unix seconds, DynamoDB's TTL attribute. */
+export const retentionEndOf = (createdAt: number) => Math.floor(createdAt / 1000) + runtimeConfig().delivery.retentionDays * 86_400;
+
+/**
+ * Whether finished messages go into gsi3 under `EXPIRES#`, for the local sweep to delete them: the
+ * embedded store has no TTL. On AWS, DynamoDB's TTL deletes them (and their body items) at no cost.
+ */
+const sweptForExpiry = () => !runtimeConfig().storeDeletesExpiredItems;
+
 const MESSAGE_FIELDS = [
-  'account', 'webhookId', 'messageId', 'eventType', 'createdAt', 'body', 'status', 'attempts', 'scheduledAttempts',
-  'nextAttemptAt', 'sweepAt', 'claimedUntil', 'manual', 'waitingForActivation', 'attemptLog', 'expiresAt',
+  'account', 'webhookId', 'messageId', 'eventType', 'createdAt', 'status', 'attempts', 'scheduledAttempts',
+  'nextAttemptAt', 'sweepAt', 'claimedUntil', 'manual', 'waitingForActivation', 'bodyKept', 'attemptLog', 'expiresAt',
 ] as const;
 
-export function toMessage(item: Item): Message {
+export function toMessageState(item: Item): MessageState {
   const message = {} as Record<string, unknown>;
   for (const field of MESSAGE_FIELDS) if (item[field] !== undefined) message[field] = item[field];
-  if (item.bodyGzip instanceof Uint8Array) message.body = gunzipSync(item.bodyGzip).toString('utf8');
-  return message as unknown as Message;
+  return message as unknown as MessageState;
+}
+
+/**
+ * The message's body: its event from its body item inside the envelope of its ids; or, for a message
+ * recorded before bodies had their own item, from the state item itself. Undefined when the body
+ * item is not among those given.
+ */
+function bodyOf(state: Item, bodyItem?: Item): string | undefined {
+  if (typeof state.body === 'string') return state.body;
+  if (state.bodyGzip instanceof Uint8Array) return gunzipSync(state.bodyGzip).toString('utf8');
+  if (!(bodyItem?.event instanceof Uint8Array)) return undefined;
+  const { before, after } = envelopeAround(toMessageState(state));
+  return `${before}${inflateRawSync(bodyItem.event).toString('utf8')}${after}`;
 }
 
 const keyOf = ({ account, webhookId, messageId }: MessageRef) => messageKey(account, webhookId, messageId);
+export const bodyKeyOf = ({ account, webhookId, messageId }: MessageRef) => messageBodyKey(account, webhookId, messageId);
 
 /** No attempt holds the message at `:now`. */
 const UNCLAIMED = '(attribute_not_exists(claimedUntil) OR claimedUntil <= :now)';
 
 /**
- * Records a new pending message, due now and swept up at `message.sweepAt`. False when it was
- * already recorded (the same id); NotificationTooLarge when its body cannot be stored.
+ * Records a new pending message, due now and swept up at `message.sweepAt`: its body item first
+ * (it expires with the retention, or is kept while the message waits), then its state, which is what
+ * makes it recorded. False when it was already recorded (the same id); NotificationTooLarge when its
+ * body cannot be stored.
  */
-export async function putNewMessage({ body, ...message }: NewMessage): Promise<boolean> {
+export async function putNewMessage({ event, ...message }: NewMessage): Promise<boolean> {
+  const { before, after } = envelopeAround(message);
+  const bytes = Buffer.byteLength(before) + event.bytes + Buffer.byteLength(after);
+  if (bytes > MAX_BODY_BYTES) throw new NotificationTooLarge(bytes, bytes);
+  const stored = event.compressed();
+  if (stored.byteLength > MAX_STORED_BODY_BYTES) throw new NotificationTooLarge(bytes, stored.byteLength);
+  // Never written over: a message recorded again may have had its body kept past the retention.
+  await conditionHeld(
+    putItem({
+      TableName: tableName(),
+      Item: { ...bodyKeyOf(message), event: stored, expiresAt: retentionEndOf(message.createdAt) },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
   return conditionHeld(
     putItem({
       TableName: tableName(),
       Item: {
         ...keyOf(message),
-        ...messageStatusIndexKey(message.account, message.webhookId, message.status, message.messageId),
+        [GSI2.partitionKey]: messageStatusPartition(message.account, message.webhookId, 'pending'),
         ...messageDueIndexKey(message.messageId, message.sweepAt!),
         ...message,
-        ...storedBody(body),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
 }
 
-export async function getMessage(ref: MessageRef): Promise<Message | undefined> {
+/** The message's state, read strongly consistent (claims are conditioned on what is read of it). */
+export async function getMessageState(ref: MessageRef): Promise<MessageState | undefined> {
   const item = await getItem({ TableName: tableName(), Key: keyOf(ref), ConsistentRead: true });
-  return item && toMessage(item);
+  return item && toMessageState(item);
+}
+
+/** The message with its body, both read strongly consistent. */
+export async function getMessage(ref: MessageRef): Promise<Message | undefined> {
+  const [state, bodyItem] = await Promise.all([
+    getItem({ TableName: tableName(), Key: keyOf(ref), ConsistentRead: true }),
+    getItem({ TableName: tableName(), Key: bodyKeyOf(ref), ConsistentRead: true }),
+  ]);
+  const body = state && bodyOf(state, bodyItem);
+  return body === undefined ? undefined : { ...toMessageState(state!), body };
+}
+
+/**
+ * The message read as `state`, with its body from `bodyItem` when given (read with other items,
+ * perhaps a moment old); read here, strongly consistent, when not. Undefined when it has none.
+ */
+export async function withBody(state: MessageState, bodyItem?: Item): Promise<Message | undefined> {
+  const body = bodyOf(state as unknown as Item, bodyItem) ?? (await getMessage(state))?.body;
+  return body === undefined ? undefined : { ...state, body };
 }
 
 /**
@@ -228,53 +279,58 @@ export type AttemptResult =
  * succeeded, failed, or waits for its next attempt. False when the claim was lost (a retry asked for
  * meanwhile): then the attempt is only added to the log.
  */
-export async function recordAttempt(
-  message: Message,
-  claimedUntil: number,
-  attempt: Attempt,
-  result: AttemptResult,
-): Promise<boolean> {
+export async function recordAttempt(message: MessageState, claimedUntil: number, attempt: Attempt, result: AttemptResult): Promise<boolean> {
   const attemptLog = [...message.attemptLog, attempt].slice(-ATTEMPTS_KEPT);
   const scheduledAttempts = message.scheduledAttempts + (attempt.trigger === 'scheduled' ? 1 : 0);
-  const index =
-    result.status === 'pending'
-      ? messageDueIndexKey(message.messageId, result.sweepAt)
-      : messageExpiryIndexKey(message.messageId, result.expiresAt * 1000);
   const values: Item = {
     ':status': result.status,
-    ':gsi1pk': messageStatusIndexKey(message.account, message.webhookId, result.status, message.messageId).gsi1pk,
-    ':gsi3pk': index.gsi3pk,
-    ':gsi3sk': index.gsi3sk,
     ':attempts': message.attempts + 1,
     ':scheduled': scheduledAttempts,
     ':log': attemptLog,
     ':claimed': claimedUntil,
   };
-  let update = 'SET #status = :status, gsi1pk = :gsi1pk, gsi3pk = :gsi3pk, gsi3sk = :gsi3sk, attempts = :attempts, scheduledAttempts = :scheduled, attemptLog = :log';
+  const set = ['#status = :status', 'attempts = :attempts', 'scheduledAttempts = :scheduled', 'attemptLog = :log'];
+  const remove = ['manual', 'claimedUntil', 'waitingForActivation'];
   if (result.status === 'pending') {
-    update += ', nextAttemptAt = :next, sweepAt = :sweepAt REMOVE manual, claimedUntil, waitingForActivation';
-    values[':next'] = result.nextAttemptAt;
-    values[':sweepAt'] = result.sweepAt;
+    // Still in gsi2 as pending: the attempt was made of a pending message.
+    const due = messageDueIndexKey(message.messageId, result.sweepAt);
+    set.push('nextAttemptAt = :next', 'sweepAt = :sweepAt', 'gsi3pk = :gsi3pk', 'gsi3sk = :gsi3sk');
+    Object.assign(values, { ':next': result.nextAttemptAt, ':sweepAt': result.sweepAt, ':gsi3pk': due.gsi3pk, ':gsi3sk': due.gsi3sk });
   } else {
-    update += ', expiresAt = :expiresAt REMOVE nextAttemptAt, sweepAt, manual, claimedUntil, waitingForActivation';
+    set.push('expiresAt = :expiresAt');
     values[':expiresAt'] = result.expiresAt;
+    remove.push('nextAttemptAt', 'sweepAt', 'bodyKept');
+    if (result.status === 'failed') {
+      set.push(`${GSI2.partitionKey} = :gsi2pk`);
+      values[':gsi2pk'] = messageStatusPartition(message.account, message.webhookId, 'failed');
+    } else {
+      remove.push(GSI2.partitionKey);
+    }
+    if (sweptForExpiry()) {
+      const expiry = messageExpiryIndexKey(message.messageId, result.expiresAt * 1000);
+      set.push('gsi3pk = :gsi3pk', 'gsi3sk = :gsi3sk');
+      Object.assign(values, { ':gsi3pk': expiry.gsi3pk, ':gsi3sk': expiry.gsi3sk });
+    } else {
+      remove.push('gsi3pk', 'gsi3sk');
+    }
   }
   const recorded = await conditionHeld(
     updateItem({
       TableName: tableName(),
       Key: keyOf(message),
-      UpdateExpression: update,
+      UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
       ConditionExpression: 'claimedUntil = :claimed',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: values,
     }),
   );
   if (!recorded) await addToAttemptLog(message, attempt);
+  else if (result.status !== 'pending' && message.bodyKept) await expireBody(message, result.expiresAt);
   return recorded;
 }
 
 /** An attempt whose claim was lost: logged, and counted, without changing what the message waits for. */
-async function addToAttemptLog(message: Message, attempt: Attempt): Promise<void> {
+async function addToAttemptLog(message: MessageState, attempt: Attempt): Promise<void> {
   await conditionHeld(
     updateItem({
       TableName: tableName(),
@@ -282,6 +338,19 @@ async function addToAttemptLog(message: Message, attempt: Attempt): Promise<void
       UpdateExpression: 'SET attemptLog = :log, attempts = attempts + :one',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':log': [...message.attemptLog, attempt].slice(-ATTEMPTS_KEPT), ':one': 1 },
+    }),
+  );
+}
+
+/** The body of a message that was parked, kept until it finished: it expires with the message now. */
+async function expireBody(ref: MessageRef, expiresAt: number): Promise<void> {
+  await conditionHeld(
+    updateItem({
+      TableName: tableName(),
+      Key: bodyKeyOf(ref),
+      UpdateExpression: 'SET expiresAt = :expiresAt',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':expiresAt': expiresAt },
     }),
   );
 }
@@ -306,14 +375,14 @@ export async function rescheduleMessage(ref: MessageRef, options: RescheduleOpti
   const due = messageDueIndexKey(ref.messageId, options.sweepAt);
   const values: Item = {
     ':pending': 'pending',
-    ':gsi1pk': messageStatusIndexKey(ref.account, ref.webhookId, 'pending', ref.messageId).gsi1pk,
+    ':gsi2pk': messageStatusPartition(ref.account, ref.webhookId, 'pending'),
     ':gsi3pk': due.gsi3pk,
     ':gsi3sk': due.gsi3sk,
     ':at': options.at,
     ':sweepAt': options.sweepAt,
     ':now': options.now,
   };
-  let update = 'SET #status = :pending, gsi1pk = :gsi1pk, gsi3pk = :gsi3pk, gsi3sk = :gsi3sk, nextAttemptAt = :at, sweepAt = :sweepAt';
+  let update = 'SET #status = :pending, gsi2pk = :gsi2pk, gsi3pk = :gsi3pk, gsi3sk = :gsi3sk, nextAttemptAt = :at, sweepAt = :sweepAt';
   if (options.manual) update += ', manual = :true';
   if (options.waitingForActivation) update += ', waitingForActivation = :true';
   if (options.manual || options.waitingForActivation) values[':true'] = true;
@@ -342,38 +411,57 @@ export async function rescheduleMessage(ref: MessageRef, options: RescheduleOpti
 /**
  * Parks a pending message whose webhook is inactive: out of the due-time index, so that it costs
  * nothing while it waits, until the webhook's activation queues it again (`resumeWebhookMessages`).
- * Conditioned like a claim: no attempt holds it and it is as the caller read it.
+ * Conditioned like a claim: no attempt holds it and it is as the caller read it. Its body is kept
+ * past the retention while it waits, as its state is.
  */
 export async function parkMessage(ref: MessageRef, seenNextAttemptAt: number, now: number): Promise<boolean> {
-  return conditionHeld(
+  const parked = await conditionHeld(
     updateItem({
       TableName: tableName(),
       Key: keyOf(ref),
-      UpdateExpression: 'SET waitingForActivation = :true REMOVE gsi3pk, gsi3sk, sweepAt, claimedUntil',
+      UpdateExpression: 'SET waitingForActivation = :true, bodyKept = :true REMOVE gsi3pk, gsi3sk, sweepAt, claimedUntil',
       ConditionExpression: `#status = :pending AND nextAttemptAt = :seen AND ${UNCLAIMED}`,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':true': true, ':pending': 'pending', ':seen': seenNextAttemptAt, ':now': now },
     }),
   );
+  if (parked) {
+    await conditionHeld(
+      updateItem({ TableName: tableName(), Key: bodyKeyOf(ref), UpdateExpression: 'REMOVE expiresAt', ConditionExpression: 'attribute_exists(pk)' }),
+    );
+  }
+  return parked;
 }
 
-/** A page of the webhook's parked messages (pending, waiting for activation), from gsi1, after `startKey`. */
-export async function queryParkedMessages(account: string, webhookId: string, startKey?: Item): Promise<{ messages: Message[]; lastEvaluatedKey?: Item }> {
+/** The state items of `keys` (from gsi2, keys only), in their order: those still as the index says. */
+async function statesOf(entries: Item[], wanted: (message: MessageState) => boolean): Promise<MessageState[]> {
+  if (entries.length === 0) return [];
+  const keys = entries.map(({ pk, sk }) => ({ pk, sk }) as TableKey);
+  const { items } = await readItems(keys);
+  const byKey = new Map(items.map((item) => [`${item.pk}\n${item.sk}`, toMessageState(item)]));
+  return keys.flatMap((key) => {
+    const message = byKey.get(`${key.pk}\n${key.sk}`);
+    return message && wanted(message) ? [message] : [];
+  });
+}
+
+/** A page of the webhook's parked messages (pending, waiting for activation), from gsi2, after `startKey`. */
+export async function queryParkedMessages(account: string, webhookId: string, startKey?: Item): Promise<{ messages: MessageState[]; lastEvaluatedKey?: Item }> {
   const page = await queryItems({
     TableName: tableName(),
-    IndexName: GSI1.indexName,
-    KeyConditionExpression: `${GSI1.partitionKey} = :pk`,
-    FilterExpression: 'waitingForActivation = :true',
-    ExpressionAttributeValues: { ':pk': messageStatusIndexKey(account, webhookId, 'pending', '').gsi1pk, ':true': true },
+    IndexName: GSI2.indexName,
+    KeyConditionExpression: `${GSI2.partitionKey} = :pk`,
+    ExpressionAttributeValues: { ':pk': messageStatusPartition(account, webhookId, 'pending') },
     Limit: 500,
     ExclusiveStartKey: startKey,
   });
-  return { messages: page.items.map(toMessage), lastEvaluatedKey: page.lastEvaluatedKey };
+  const messages = await statesOf(page.items, (message) => message.status === 'pending' && message.waitingForActivation === true);
+  return { messages, lastEvaluatedKey: page.lastEvaluatedKey };
 }
 
 /** Deletes a pending message nobody may be sent any more (its webhook is gone), unless an attempt holds it or it changed since read. */
 export async function deleteUnsendableMessage(ref: MessageRef, seenNextAttemptAt: number, now: number): Promise<boolean> {
-  return conditionHeld(
+  const deleted = await conditionHeld(
     deleteItem({
       TableName: tableName(),
       Key: keyOf(ref),
@@ -381,6 +469,8 @@ export async function deleteUnsendableMessage(ref: MessageRef, seenNextAttemptAt
       ExpressionAttributeValues: { ':seen': seenNextAttemptAt, ':now': now },
     }),
   );
+  if (deleted) await deleteItem({ TableName: tableName(), Key: bodyKeyOf(ref) });
+  return deleted;
 }
 
 export interface MessagePageQuery {
@@ -388,42 +478,68 @@ export interface MessagePageQuery {
   webhookId: string;
   status?: MessageStatus;
   limit: number;
-  /** The last message already returned; the page starts just after it. */
+  /** The last message already returned (or looked at); the page starts just after it. */
   afterId?: string;
   /** Only messages whose id (creation time) is at least this one's. */
   fromId?: string;
 }
 
-/** Up to `limit` messages of the webhook, newest first. */
-export async function queryMessages({ account, webhookId, status, limit, afterId, fromId }: MessagePageQuery): Promise<Message[]> {
-  const source = status
-    ? { keys: GSI1, indexName: GSI1.indexName, consistentRead: undefined, partition: messageStatusIndexKey(account, webhookId, status, '').gsi1pk }
-    : { keys: TABLE_KEYS, indexName: undefined, consistentRead: true, partition: messageKey(account, webhookId, '').pk };
+export interface MessagePage {
+  /** Up to `limit`, newest first. */
+  messages: MessageState[];
+  /**
+   * When fewer than `limit` came back but more may follow: the last message looked at, where the
+   * next page starts. Delivered messages are read from the log, past the others: a call looks at
+   * DELIVERED_LOOKED_AT_PER_CALL at most.
+   */
+  lookedUpTo?: string;
+}
+
+/** How many messages of the log one call for delivered ones reads past at most: a bounded cost whatever the log holds. */
+export const DELIVERED_LOOKED_AT_PER_CALL = 1000;
+
+/**
+ * Up to `limit` messages of the webhook, newest first: all of them from the log; pending and failed
+ * ones from gsi2; delivered ones from the log, past the others.
+ */
+export async function queryMessages(query: MessagePageQuery): Promise<MessagePage> {
+  const { account, webhookId, status, limit, afterId, fromId } = query;
+  const indexed = status === 'pending' || status === 'failed';
+  const keys = indexed ? { partitionKey: GSI2.partitionKey, sortKey: TABLE_KEYS.sortKey } : TABLE_KEYS;
+  const partition = indexed ? messageStatusPartition(account, webhookId, status) : messageKey(account, webhookId, '').pk;
   let startKey: Item | undefined;
   if (afterId !== undefined) {
     startKey = messageKey(account, webhookId, afterId);
-    if (status) Object.assign(startKey, messageStatusIndexKey(account, webhookId, status, afterId));
+    if (indexed) startKey[GSI2.partitionKey] = partition;
   }
-  const range = fromId === undefined ? `begins_with(${source.keys.sortKey}, :prefix)` : `${source.keys.sortKey} BETWEEN :from AND :to`;
-  const values: Item = { ':pk': source.partition };
+  const range = fromId === undefined ? `begins_with(${keys.sortKey}, :prefix)` : `${keys.sortKey} BETWEEN :from AND :to`;
+  const values: Item = { ':pk': partition };
   if (fromId === undefined) values[':prefix'] = MESSAGE_SORT_KEY_PREFIX;
   else Object.assign(values, { ':from': `${MESSAGE_SORT_KEY_PREFIX}${fromId}`, ':to': `${MESSAGE_SORT_KEY_PREFIX}~` });
-  const messages: Message[] = [];
+  if (status === 'succeeded') values[':status'] = status;
+  const messages: MessageState[] = [];
+  let lookedAt = 0;
   do {
+    const budget = status === 'succeeded' ? DELIVERED_LOOKED_AT_PER_CALL - lookedAt : limit - messages.length;
     const page = await queryItems({
       TableName: tableName(),
-      IndexName: source.indexName,
-      ConsistentRead: source.consistentRead,
-      KeyConditionExpression: `${source.keys.partitionKey} = :pk AND ${range}`,
+      IndexName: indexed ? GSI2.indexName : undefined,
+      ConsistentRead: indexed ? undefined : true,
+      KeyConditionExpression: `${keys.partitionKey} = :pk AND ${range}`,
+      FilterExpression: status === 'succeeded' ? '#status = :status' : undefined,
+      ExpressionAttributeNames: status === 'succeeded' ? { '#status': 'status' } : undefined,
       ExpressionAttributeValues: values,
       ScanIndexForward: false,
-      Limit: limit - messages.length,
+      Limit: budget,
       ExclusiveStartKey: startKey,
     });
-    for (const item of page.items) messages.push(toMessage(item));
+    lookedAt += page.scannedCount;
+    const found = indexed ? await statesOf(page.items, (message) => message.status === status) : page.items.map(toMessageState);
+    messages.push(...found.slice(0, limit - messages.length));
     startKey = page.lastEvaluatedKey;
-  } while (startKey && messages.length < limit);
-  return messages;
+  } while (startKey && messages.length < limit && (status !== 'succeeded' || lookedAt < DELIVERED_LOOKED_AT_PER_CALL));
+  const lookedUpTo = startKey && messages.length < limit ? String(startKey[TABLE_KEYS.sortKey]).slice(MESSAGE_SORT_KEY_PREFIX.length) : undefined;
+  return lookedUpTo === undefined ? { messages } : { messages, lookedUpTo };
 }
 
 /**
@@ -460,9 +576,9 @@ export async function queryTimeIndex(partition: string, now: number, limit: numb
   return page.items.map((item) => ({ ...messageRefOfKey(item as TableKey), at: Number(String(item.gsi3sk).split('#')[0]) }));
 }
 
-/** Deletes a message if it is still finished and expired (a retry may have brought it back). */
+/** Deletes a message, and its body, if it is still finished and expired (a retry may have brought it back). */
 export async function deleteExpiredMessage(ref: MessageRef, now: number): Promise<boolean> {
-  return conditionHeld(
+  const deleted = await conditionHeld(
     deleteItem({
       TableName: tableName(),
       Key: keyOf(ref),
@@ -471,4 +587,6 @@ export async function deleteExpiredMessage(ref: MessageRef, now: number): Promis
       ExpressionAttributeValues: { ':pending': 'pending', ':now': Math.floor(now / 1000) },
     }),
   );
+  if (deleted) await deleteItem({ TableName: tableName(), Key: bodyKeyOf(ref) });
+  return deleted;
 }

@@ -30,17 +30,23 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * | webhook pointer        | WEBHOOK#<id>                       | ACCOUNT                   |              |        |
  * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        | (and gsi2pk CHAIN#<chainId>#INACTIVE)
  *
- * Delivery (a resume job, `RESUMES` / `WEBHOOK#<id>`, queues again a reactivated webhook's waiting messages) (README, "Delivery", has the access patterns):
+ * Delivery (a resume job, `RESUMES` / `WEBHOOK#<id>`, queues again a reactivated webhook's waiting messages) (docs/delivery-scale.md has the access patterns and what each write costs):
  *
- * | item    | pk                                      | sk                  | gsi1pk                                            | gsi1sk              | gsi3pk                          | gsi3sk             |
- * |---------|-----------------------------------------|---------------------|---------------------------------------------------|---------------------|---------------------------------|--------------------|
- * | message | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES | MESSAGE#<messageId> | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<status>  | MESSAGE#<messageId> | DUE#<shard> or EXPIRES#<shard> | <time, ms>#<messageId> |
+ * | item          | pk                                      | sk                  | gsi2pk                                          | gsi3pk                          | gsi3sk                 |
+ * |---------------|-----------------------------------------|---------------------|-------------------------------------------------|---------------------------------|------------------------|
+ * | message       | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES | MESSAGE#<messageId> | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<status> | DUE#<shard> or EXPIRES#<shard> | <time, ms>#<messageId> |
+ * | message body  | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES | B#<messageId>       |                                                 |                                 |                        |
  *
- * Message ids carry their creation time in their first 48 bits (UUIDv7), so `MESSAGE#<id>` sorts by
- * creation time: a descending Query reads a webhook's log newest first. gsi3 (sparse, keys only) is
- * the due-time index: a pending message sits under `DUE#<shard>` at the time the sweep should take
- * it up, a finished one under `EXPIRES#<shard>` at the time it expires (the local sweep's list;
- * DynamoDB's TTL does it on AWS).
+ * A message is two items: its state (under 1 KB while its attempt log is short), rewritten at every
+ * step, and its event, compressed and written once (the envelope around it is rebuilt from the
+ * state's ids): a write is billed by the size of the whole item it changes. Message ids carry their
+ * creation time in their first 48 bits (UUIDv7), so `MESSAGE#<id>` sorts by creation time: a
+ * descending Query reads a webhook's log newest first. gsi2 (sparse, keys only, sorted by the
+ * table's sort key) is the status index of messages not delivered: pending and failed ones, newest
+ * first; a delivered message leaves it, and the log's delivered ones are read from the table. gsi3
+ * (sparse, keys only) is the due-time index: a pending message sits under `DUE#<shard>` at the time
+ * the sweep should take it up; where the store has no TTL (the embedded one), a finished one sits
+ * under `EXPIRES#<shard>` at the time it expires, for the local sweep that deletes it.
  *
  * Admission of attempts (lib/deliveries/admission.ts):
  *
@@ -57,7 +63,7 @@ import { uuidFromHex, uuidHex } from '../uuid';
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;
-/** Sparse, keys only: inactive webhooks by chain. Its sort key is the table's. */
+/** Sparse, keys only: inactive webhooks by chain, and messages not delivered by webhook and status. Its sort key is the table's. */
 export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'sk' } as const;
 /** Sparse, keys only: messages by the time they are due (or expire). */
 export const GSI3 = { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' } as const;
@@ -197,11 +203,14 @@ export const messageKey = (account: string, webhookId: string, messageId: string
   sk: `${MESSAGE_SORT_KEY_PREFIX}${messageId}`,
 });
 
-/** Where a message sits in gsi1: under its webhook and status, newest first. */
-export const messageStatusIndexKey = (account: string, webhookId: string, status: string, messageId: string) => ({
-  gsi1pk: `${webhookMessagesPartition(account, webhookId)}#${status}`,
-  gsi1sk: `${MESSAGE_SORT_KEY_PREFIX}${messageId}`,
+/** A message's body: its event, compressed, written once beside the message. */
+export const messageBodyKey = (account: string, webhookId: string, messageId: string): TableKey => ({
+  pk: webhookMessagesPartition(account, webhookId),
+  sk: `B#${messageId}`,
 });
+
+/** Where a message not delivered sits in gsi2: under its webhook and status (`pending` or `failed`), newest first. */
+export const messageStatusPartition = (account: string, webhookId: string, status: 'pending' | 'failed') => `${webhookMessagesPartition(account, webhookId)}#${status}`;
 
 /**
  * The due-time index is spread over the stage's shards (delivery.dueIndexShards): on AWS one index

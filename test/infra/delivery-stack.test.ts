@@ -96,7 +96,7 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
     expect(tableStatements(statements)).toEqual([
       {
         Effect: 'Allow',
-        Action: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+        Action: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
         Resource: [tableArn, indexArn(GSI1.indexName), indexArn(GSI2.indexName)],
       },
       { Effect: 'Allow', Action: 'dynamodb:Query', Resource: indexArn(GSI3.indexName) },

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { tableName } from '../../lib/store/client';
 import { getItem, putItem, updateItem } from '../../lib/store/items';
+import * as messages from '../../lib/store/messages';
 import { webhookKey, webhookPointerKey } from '../../lib/store/table';
 
 /**
@@ -10,12 +10,19 @@ import { webhookKey, webhookPointerKey } from '../../lib/store/table';
 export const breakWebhookItem = (webhookId: string) => damageWebhookItem(webhookId, { UpdateExpression: 'REMOVE metadata' });
 
 /**
- * A fault in recording the webhook's notifications that asking again does not fix: an event type of
- * 300 KB that does not compress, copied into each message item, which the store then refuses (over
- * DynamoDB's 400 KB), while the webhook's own item is read and matched. Returns what puts it back.
+ * A fault in recording the webhook's notifications that asking again does not fix: the store refuses
+ * every message of the webhook (as it would an item over its 400 KB), while the webhook's own item is
+ * read and matched. No data can make that happen any more (a message's state holds nothing large), so
+ * the store's refusal is stood in for. Returns what puts it back.
  */
-export const breakWebhookRecording = (webhookId: string) =>
-  damageWebhookItem(webhookId, { UpdateExpression: 'SET eventType = :eventType', ExpressionAttributeValues: { ':eventType': randomBytes(225_000).toString('base64') } });
+export async function breakWebhookRecording(webhookId: string): Promise<() => Promise<void>> {
+  const putNewMessage = messages.putNewMessage;
+  const refusal = jest.spyOn(messages, 'putNewMessage').mockImplementation(async (message) => {
+    if (message.webhookId !== webhookId) return putNewMessage(message);
+    throw Object.assign(new Error('Item size has exceeded the maximum allowed size'), { name: 'ValidationException' });
+  });
+  return async () => refusal.mockRestore();
+}
 
 async function damageWebhookItem(webhookId: string, update: { UpdateExpression: string; ExpressionAttributeValues?: Record<string, unknown> }): Promise<() => Promise<void>> {
   const { account } = (await getItem({ TableName: tableName(), Key: webhookPointerKey(webhookId) }))!;

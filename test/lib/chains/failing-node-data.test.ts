@@ -3,7 +3,7 @@ import { ChainFollower, UNREADABLE_AFTER_ATTEMPTS } from '../../../lib/chains/fo
 import { quarantinedBlocks, retakeQuarantinedBlock } from '../../../lib/chains/quarantine';
 import { devChainSettings, encodeFollowedChains, FOLLOWED_CHAINS_VARIABLE, publicFactsOf } from '../../../lib/config/chains';
 import { createWebhookBody } from '../../../lib/schemas/webhook';
-import { queryMessages } from '../../../lib/store/messages';
+import { recordedMessages } from '../../support/recorded-messages';
 import { createWebhook } from '../../../lib/webhooks/webhooks';
 import { useDevChain } from '../../support/dev-chain';
 import { useEmbeddedStore } from '../../support/embedded-store';
@@ -52,7 +52,7 @@ async function followed() {
 async function watched(chainId: string, address: string, includeInternalTxs: boolean) {
   const account = randomAccount();
   const webhook = await createWebhook(account, createWebhookBody.parse(webhookInput({ chainId, metadata: { addresses: [address] }, includeInternalTxs })));
-  return async () => (await queryMessages({ account, webhookId: webhook.id, limit: 10 })).map((message) => JSON.parse(message.body).event);
+  return async () => (await recordedMessages(account, webhook.id, 10)).map((message) => JSON.parse(message.body).event);
 }
 
 /** A block mined with the next transaction, whose hash the proxy can fail on before the follower fetches it. */

@@ -6,7 +6,7 @@ import { createWebhookBody } from '../../../lib/schemas/webhook';
 import { getCheckpoint, moveCheckpoint } from '../../../lib/store/chains';
 import { tableName } from '../../../lib/store/client';
 import { getItem, putItem } from '../../../lib/store/items';
-import { queryMessages } from '../../../lib/store/messages';
+import { recordedMessages } from '../../support/recorded-messages';
 import { chainCheckpointKey } from '../../../lib/store/table';
 import { createWebhook } from '../../../lib/webhooks/webhooks';
 import { useDevChain } from '../../support/dev-chain';
@@ -60,7 +60,7 @@ async function watched(chainId: string) {
   const account = randomAccount();
   const webhook = await createWebhook(account, createWebhookBody.parse(webhookInput({ chainId, metadata: { addresses: [address] } })));
   const notified = async () =>
-    (await queryMessages({ account, webhookId: webhook.id, limit: 100 })).map((message) => JSON.parse(message.body).event.transaction.txHash as string);
+    (await recordedMessages(account, webhook.id, 100)).map((message) => JSON.parse(message.body).event.transaction.txHash as string);
   return { address, notified };
 }
 

@@ -5,7 +5,7 @@ import { ChainFollower } from '../../../lib/chains/follower';
 import { devChainSettings, encodeFollowedChains, FOLLOWED_CHAINS_VARIABLE, publicFactsOf, type ChainSettings } from '../../../lib/config/chains';
 import { createWebhookBody } from '../../../lib/schemas/webhook';
 import { getCheckpoint, listQuarantinedBlocks } from '../../../lib/store/chains';
-import { queryMessages } from '../../../lib/store/messages';
+import { recordedMessages } from '../../support/recorded-messages';
 import { createWebhook } from '../../../lib/webhooks/webhooks';
 import { useDevChain } from '../../support/dev-chain';
 import { useEmbeddedStore } from '../../support/embedded-store';
@@ -225,7 +225,7 @@ test(`behind a faulty RPC (seed ${SEED}), with reorganisations and followers kil
   const report = JSON.stringify({ seed: SEED, faults: node.counts, stepErrors, reorganisations, walkedBack: walkedBack.length, falseWalkBacks, followers: generation, blocks: mined - first });
   process.stdout.write(`rpc faults run: ${report}\n`);
   for (const { account, addresses, webhook } of webhooks) {
-    const messages = await queryMessages({ account, webhookId: webhook.id, limit: 10_000 });
+    const messages = await recordedMessages(account, webhook.id, 10_000);
     const notified = messages.map((message) => JSON.parse(message.body).event.transaction as { txHash: string; blockHash: string; blockNumber: string });
     const expected = [...canonical.values()].flatMap((block) =>
       block.transactions.filter((transaction) => transaction.to.some((to) => addresses.includes(to))).map((transaction) => `${transaction.hash}@${block.hash}`),

@@ -33,7 +33,7 @@ beforeAll(() => {
   );
 });
 
-it("reads the message strongly consistent, and its webhook, the account's secret and the endpoint's health eventually consistent", async () => {
+it("reads the message's state strongly consistent, and its body, its webhook, the account's secret and the endpoint's health eventually consistent", async () => {
   const account = randomAccount();
   await generateOrRotateSharedSecret(account);
   const webhook = await createWebhook(account, webhookInput({ url: 'https://receiver.example.com/hooks', metadata: { addresses: [randomAddress()] } }) as never);
@@ -44,5 +44,5 @@ it("reads the message strongly consistent, and its webhook, the account's secret
   const strong = reads.filter((read) => read.consistent).flatMap((read) => read.sortKeys);
   const eventual = reads.filter((read) => !read.consistent).flatMap((read) => read.sortKeys);
   expect(strong).toEqual([`MESSAGE#${messageId}`]);
-  expect(eventual.sort()).toEqual(['ENDPOINT_HEALTH', 'SECRET', `WEBHOOK#${webhook.id}`]);
+  expect(eventual.sort()).toEqual([`B#${messageId}`, 'ENDPOINT_HEALTH', 'SECRET', `WEBHOOK#${webhook.id}`]);
 });
