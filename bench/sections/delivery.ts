@@ -1,3 +1,4 @@
+import { originOf } from '../../lib/store/endpoint-health';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -106,7 +107,7 @@ async function measure(
   const queue = newLocalDeliveryQueue();
   const ours: Side = {
     name: 'ours',
-    record: async (target) => (await recordNotifications(account, target.webhookId, [{ eventType: 'address_activity', event }], queue))[0]!,
+    record: async (target) => (await recordNotifications(account, target.webhookId, [{ eventType: 'address_activity', event }], queue, originOf(target.url)))[0]!,
     phase: async (body) => {
       const loop = startDeliveryLoop(queue);
       await sleep(LOOP_SETTLE_MS);

@@ -1,3 +1,4 @@
+import { originOf } from '../../lib/store/endpoint-health';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -132,7 +133,7 @@ export async function keys({ quick, progress }: BenchOptions): Promise<Figure[]>
         await inChunks([...byWebhook], 1, 16, async ([entry]) => {
           const [{ account, webhook }, count] = entry!;
           const batch = Array.from({ length: count }, () => ({ eventType: 'address_activity', event }));
-          await recordNotifications(account, webhook.id, batch, queue);
+          await recordNotifications(account, webhook.id, batch, queue, originOf(webhook.url));
         });
       }
       const deadline = Date.now() + 180_000;

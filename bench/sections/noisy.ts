@@ -1,3 +1,4 @@
+import { originOf } from '../../lib/store/endpoint-health';
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -147,14 +148,22 @@ async function runPhase(
     (await createWebhook(account, createWebhookBody.parse({ url, chainId: '43114', eventType: 'address_activity', metadata: { addresses: [`0x${randomBytes(20).toString('hex')}`] } }))).id;
   const b = `bench-noisy-b-${tag}`;
   await generateOrRotateSharedSecret(b);
-  const bTarget: Target = { webhookId: await webhook(b, bReceivers.healthyUrl(`/hooks/b-${tag}`)), url: '', kept: true, answered: true };
+  const bUrl = bReceivers.healthyUrl(`/hooks/b-${tag}`);
+  const bTarget: Target = { webhookId: await webhook(b, bUrl), url: bUrl, kept: true, answered: true };
   const a = `bench-noisy-a-${tag}`;
   const dead: string[] = [];
   let burstWebhook = '';
+  const origins = new Map<string, string>([[bTarget.webhookId, originOf(bUrl)]]);
   if (withA) {
     await generateOrRotateSharedSecret(a);
-    for (let index = 0; index < DEAD_WEBHOOKS; index += 1) dead.push(await webhook(a, receivers.deadUrl(`/hooks/a-${tag}/${index}`)));
-    burstWebhook = await webhook(a, receivers.healthyUrl(`/hooks/a-${tag}/burst`));
+    for (let index = 0; index < DEAD_WEBHOOKS; index += 1) {
+      const url = receivers.deadUrl(`/hooks/a-${tag}/${index}`);
+      dead.push(await webhook(a, url));
+      origins.set(dead.at(-1)!, originOf(url));
+    }
+    const burstUrl = receivers.healthyUrl(`/hooks/a-${tag}/burst`);
+    burstWebhook = await webhook(a, burstUrl);
+    origins.set(burstWebhook, originOf(burstUrl));
   }
   const local = newLocalDeliveryQueue();
   const queue = new CountingQueue(local);
@@ -162,11 +171,11 @@ async function runPhase(
   await sleep(LOOP_SETTLE_MS);
   const notifications = (count: number): Notification[] => Array.from({ length: count }, () => ({ eventType: 'address_activity', event }));
   const recordAll = (calls: Array<{ webhookId: string; count: number }>) =>
-    inChunks(calls, 1, A_PARALLEL, async ([call]) => void (await recordNotifications(a, call!.webhookId, notifications(call!.count), queue)));
+    inChunks(calls, 1, A_PARALLEL, async ([call]) => void (await recordNotifications(a, call!.webhookId, notifications(call!.count), queue, origins.get(call!.webhookId))));
   // B's receiver is known to answer fast, as an established account's is: one delivery before the phase.
   const warm = new NotificationRun();
   track(warm);
-  await pacedLoop(warm, async (target) => (await recordNotifications(b, target.webhookId, notifications(1), queue))[0]!, [bTarget], { rate: 1, seconds: 1, graceMs: GRACE_MS });
+  await pacedLoop(warm, async (target) => (await recordNotifications(b, target.webhookId, notifications(1), queue, origins.get(target.webhookId)))[0]!, [bTarget], { rate: 1, seconds: 1, graceMs: GRACE_MS });
   let burst: Promise<void> = Promise.resolve();
   if (withA) {
     // The backlog first, then the burst while B's notifications are recorded.
@@ -177,7 +186,7 @@ async function runPhase(
   const run = new NotificationRun();
   track(run);
   try {
-    await pacedLoop(run, async (target) => (await recordNotifications(b, target.webhookId, notifications(1), queue))[0]!, [bTarget], { rate: B_RATE, seconds, graceMs: GRACE_MS });
+    await pacedLoop(run, async (target) => (await recordNotifications(b, target.webhookId, notifications(1), queue, origins.get(target.webhookId)))[0]!, [bTarget], { rate: B_RATE, seconds, graceMs: GRACE_MS });
     progress(`noisy:   B's run done`);
     await burst;
     progress(`noisy:   A's burst recorded`);

@@ -7,6 +7,7 @@ import { canonicalBody, canonicalJson, signatureHeaders } from '../../lib/delive
 import { USER_AGENT } from '../../lib/deliveries/user-agent';
 import { dynamoDb, tableName } from '../../lib/store/client';
 import { endpointHealthKey, messageBodyKey, messageDueIndexKey, messageExpiryIndexKey, messageKey, messageStatusPartition, sharedSecretKey, webhookKey } from '../../lib/store/table';
+import { originOf } from '../../lib/store/endpoint-health';
 import { uuidv7Time } from '../../lib/uuid';
 
 /** Where the floor sends one webhook's notifications. */
@@ -145,7 +146,7 @@ export class DeliveryFloor {
   private async deliver(target: FloorTarget, messageId: string, body: string, nextAttemptAt: number): Promise<void> {
     const key = messageKey(this.account, target.webhookId, messageId);
     const itemKey = { pk: S(key.pk), sk: S(key.sk) };
-    const keys = [webhookKey(this.account, target.webhookId), sharedSecretKey(this.account), endpointHealthKey(this.account, target.webhookId), messageBodyKey(this.account, target.webhookId, messageId)];
+    const keys = [webhookKey(this.account, target.webhookId), sharedSecretKey(this.account), endpointHealthKey(this.account, originOf(target.url)), messageBodyKey(this.account, target.webhookId, messageId)];
     await Promise.all([
       dynamoDb().send(new GetItemCommand({ TableName: tableName(), Key: itemKey, ConsistentRead: true })),
       dynamoDb().send(new BatchGetItemCommand({ RequestItems: { [tableName()]: { Keys: keys.map(({ pk, sk }) => ({ pk: S(pk), sk: S(sk) })) } } })),

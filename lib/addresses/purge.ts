@@ -11,7 +11,6 @@ import { inChunks, writeItems } from '../store/batch';
 import { deleteItem, getItem, putItem, queryItems, updateItem } from '../store/items';
 import { tableName } from '../store/client';
 import { conditionHeld, unlessConditionFails } from '../store/conditional-write';
-import { deleteEndpointHealth } from '../store/endpoint-health';
 import { GSI2, inactiveWebhooksPartition, PURGES_PARTITION, purgeJobKey, webhookAddressKey, webhookKey, webhookPointerKey } from '../store/table';
 import { deleteHeadIfUnchanged, headWrites, watchState, watcherWrites } from '../store/watch-index';
 import { deleteWebhookItem } from '../store/webhooks';
@@ -171,7 +170,6 @@ async function purge(job: PurgeJob, heldUntil: number, deadline: number): Promis
   }
   if (leftover) await deleteAddressChange(leftover);
   await uncountWebhook(job.account, job.webhookId);
-  await deleteEndpointHealth(job);
   await deleteItem({ TableName: tableName(), Key: webhookPointerKey(job.webhookId) });
   return true;
 }

@@ -6,6 +6,7 @@
  * up to CATCH_UP_BATCH while catching up), and since message ids are derived from the webhook, chain,
  * block and transaction, recording them again records nothing new.
  */
+import { originOf } from '../store/endpoint-health';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
 import { recordNotifications } from '../deliveries/messages';
@@ -258,7 +259,7 @@ export class ChainFollower {
     await inChunks(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
       const { data, match } = item!;
       try {
-        recorded += (await recordNotifications(match.account, match.webhook.id, notifications.of(data, match), this.queue)).length;
+        recorded += (await recordNotifications(match.account, match.webhook.id, notifications.of(data, match), this.queue, originOf(match.webhook.url))).length;
       } catch (error) {
         failures.push({ data, match, error });
       }

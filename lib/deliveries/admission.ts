@@ -66,8 +66,9 @@ export type Admission =
       retryAt: number;
     };
 
-/** The message asking, and how many times it was put off already (the queue record carries it). */
+/** The message asking, its endpoint (its webhook URL's origin), and how many times it was put off already (the queue record carries it). */
 export interface AdmissionRequest extends MessageRef {
+  origin: string;
   deferrals?: number;
 }
 
@@ -84,8 +85,8 @@ const clamp = (value: number, min: number, max: number) => Math.min(max, Math.ma
  * a slot is needed. Admitted, the caller attempts and then calls `release`.
  */
 export async function admitAttempt(request: AdmissionRequest, endpoint: EndpointHealth, address: () => Promise<string>, at?: number): Promise<Admission> {
-  const { account, webhookId, messageId, deferrals = 0 } = request;
-  const ref: EndpointRef = { account, webhookId };
+  const { account, origin, messageId, deferrals = 0 } = request;
+  const ref: EndpointRef = { account, origin };
   if (!isCircuitOpen(endpoint) && isKnownFast(endpoint, at ?? Date.now())) return admitted(ref, endpoint, messageId, [], undefined);
   // Before any lease is taken: a lease lasts as long as the attempt may, from when it is taken.
   const host = await address();
@@ -98,7 +99,7 @@ export async function admitAttempt(request: AdmissionRequest, endpoint: Endpoint
     // A probe seen under way refuses without a write: a failing endpoint's backlog, coming back
     // again and again, would otherwise write its one item far past DynamoDB's 1 000 a second.
     const probeSeen = endpoint.probeUntil !== undefined && endpoint.probeUntil > now;
-    if (probeSeen || !(await takeProbe(ref, until, now))) return { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, until, now) };
+    if (probeSeen || !(await takeProbe(ref, until, now))) return { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, until, now, deferrals) };
     probe = until;
   }
   const pools = [
@@ -124,13 +125,16 @@ interface HeldSlot {
 }
 
 /**
- * Refused by the open circuit: after the probe's lease, and later the longer the endpoint has failed.
- * A probe taken since `endpoint` was read holds at most until `leaseEnd`, the lease one taken now would have.
+ * Refused by the open circuit: after the probe's lease, later the longer the endpoint has failed,
+ * and twice as late each time the message is refused again, so that a dead endpoint's backlog comes
+ * back less and less often. A probe taken since `endpoint` was read holds at most until `leaseEnd`,
+ * the lease one taken now would have.
  */
-function circuitRetryAt(endpoint: EndpointHealth, leaseEnd: number, now: number): number {
+function circuitRetryAt(endpoint: EndpointHealth, leaseEnd: number, now: number, deferrals: number): number {
   const probeUntil = endpoint.probeUntil !== undefined && endpoint.probeUntil > now ? endpoint.probeUntil : leaseEnd;
   const failingFor = now - (endpoint.failingSince ?? now);
-  const wait = Math.max(probeUntil - now, clamp(failingFor / 4, 10 * SECOND, 15 * MINUTE) * jitter(0.8, 1.2));
+  const backoff = 2 ** Math.min(deferrals, MAX_PUT_OFF_DOUBLINGS);
+  const wait = Math.max(probeUntil - now, clamp(failingFor / 4, 10 * SECOND, 15 * MINUTE) * backoff * jitter(0.8, 1.2));
   return now + Math.round(Math.min(wait, MAX_PUT_OFF_MS));
 }
 

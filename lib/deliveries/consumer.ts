@@ -46,7 +46,7 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger }: Consu
     const { delivery } = prepared;
     let target: ResolvedTarget | undefined;
     const address = async () => (target ??= await resolveTarget(delivery.webhook.url)).address;
-    const admission = await admitAttempt(queued, delivery.endpoint, address);
+    const admission = await admitAttempt({ ...queued, origin: delivery.origin }, delivery.endpoint, address);
     if (!admission.admitted) {
       await putOff(delivery, queued, admission.retryAt, queue);
       log.debug('delivery put off', { account: queued.account, webhookId: queued.webhookId, messageId: queued.messageId, limit: admission.limit, until: admission.retryAt });
@@ -72,5 +72,5 @@ async function putOff(delivery: Delivery, queued: QueuedDelivery, until: number,
   const sweepAt = until + sweepGraceMs();
   if (sweepAt > delivery.message.sweepAt!) await deferDelivery(delivery, sweepAt);
   const { account, webhookId, messageId } = queued;
-  await queue.send([{ account, webhookId, messageId, at: until, deferrals: (queued.deferrals ?? 0) + 1 }]);
+  await queue.send([{ account, webhookId, messageId, at: until, deferrals: (queued.deferrals ?? 0) + 1, origin: delivery.origin }]);
 }

@@ -20,7 +20,7 @@ import {
   type MessageState,
 } from '../store/messages';
 import { endpointHealthKey, sharedSecretKey, webhookKey } from '../store/table';
-import { toEndpointHealth, type EndpointHealth } from '../store/endpoint-health';
+import { getEndpointHealth, originOf, toEndpointHealth, type EndpointHealth } from '../store/endpoint-health';
 import { getWebhookItem, toWebhook, updateWebhookItem } from '../store/webhooks';
 import type { Webhook } from '../schemas/webhook';
 import { queueAgainNow, type QueueSender } from './queue';
@@ -37,8 +37,9 @@ export interface Delivery {
   message: Message;
   webhook: Webhook;
   secrets?: SigningSecrets;
-  /** The webhook's endpoint as its recent attempts left it: whether an attempt may start (admission.ts). */
+  /** The webhook's endpoint (its URL's origin) as its recent attempts left it: whether an attempt may start (admission.ts). */
   endpoint: EndpointHealth;
+  origin: string;
 }
 
 /** What became of a message asked for by the queue or the sweep, before any attempt. */
@@ -57,19 +58,20 @@ const EARLY_MS = 50;
  * message early, a retry brought forward) is queued for its time; one whose webhook is inactive is
  * parked; one whose webhook is gone is deleted.
  */
-export async function prepareDelivery(ref: MessageRef, queue: QueueSender, now = Date.now()): Promise<Prepared> {
-  const keys = [webhookKey(ref.account, ref.webhookId), sharedSecretKey(ref.account), endpointHealthKey(ref.account, ref.webhookId), bodyKeyOf(ref)];
+export async function prepareDelivery(ref: MessageRef & { origin?: string }, queue: QueueSender, now = Date.now()): Promise<Prepared> {
+  const keys = [webhookKey(ref.account, ref.webhookId), sharedSecretKey(ref.account), bodyKeyOf(ref)];
+  if (ref.origin) keys.push(endpointHealthKey(ref.account, ref.origin));
   // The message's state strongly consistent: its claim is conditioned on what is read of it. The
   // account's items, read with every notification of the account, eventually consistent: a moment
   // old at most (what that allows: docs/delivery-scale.md), at half the read units of items that
   // would be hot. The body too, written once before the state: read again if not seen yet.
   const [message, { items }] = await Promise.all([getMessageState(ref), readItems(keys, undefined, { eventuallyConsistent: true })]);
-  const [webhookItem, secretItem, endpointItem, bodyItem] = keys.map((key) => items.find((item) => item.pk === key.pk && item.sk === key.sk));
+  const [webhookItem, secretItem, bodyItem, endpointItem] = keys.map((key) => items.find((item) => item.pk === key.pk && item.sk === key.sk));
   if (!message) return { kind: 'none' };
   if (message.status !== 'pending' || message.nextAttemptAt === undefined) return { kind: 'none' };
   if (message.claimedUntil !== undefined && message.claimedUntil > now) return { kind: 'none' };
   if (message.nextAttemptAt > now + EARLY_MS) {
-    await queue.send([{ ...ref, at: message.nextAttemptAt }]);
+    await queue.send([{ ...ref, at: message.nextAttemptAt, ...(webhookItem ? { origin: originOf(toWebhook(webhookItem).url) } : {}) }]);
     return { kind: 'none' };
   }
   const settings = runtimeConfig().delivery;
@@ -84,9 +86,14 @@ export async function prepareDelivery(ref: MessageRef, queue: QueueSender, now =
     return { kind: 'none' };
   }
   const secrets = signingSecretsOf(secretItem, settings.secretGraceSeconds, now);
-  const withItsBody = await withBody(message, bodyItem);
+  const origin = originOf(webhook.url);
+  // The endpoint's health was read with the rest when the queue message named it and the URL is still there.
+  const [withItsBody, endpoint] = await Promise.all([
+    withBody(message, bodyItem),
+    origin === ref.origin ? toEndpointHealth(endpointItem) : getEndpointHealth({ account: ref.account, origin }),
+  ]);
   if (!withItsBody) return { kind: 'none' };
-  return { kind: 'ready', delivery: { message: withItsBody, webhook, secrets, endpoint: toEndpointHealth(endpointItem) } };
+  return { kind: 'ready', delivery: { message: withItsBody, webhook, secrets, endpoint, origin } };
 }
 
 /** Keeps the sweep off a due message until `until`, put off by admission: no attempt is made or counted. */
@@ -173,7 +180,7 @@ export async function attemptDelivery({ message, webhook, secrets }: Delivery, {
     next: result.status,
   });
   if (recorded && result.status === 'pending') {
-    await queue.send([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: result.nextAttemptAt }]);
+    await queue.send([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: result.nextAttemptAt, origin: originOf(webhook.url) }]);
   }
   return { attempt, delivered: outcome.delivered };
 }

@@ -27,7 +27,7 @@ import {
   type NewMessage,
   type SharedPart,
 } from '../store/messages';
-import { getEndpointHealth } from '../store/endpoint-health';
+import { getEndpointHealth, originOf } from '../store/endpoint-health';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
 import { describeEndpoint } from './admission';
@@ -75,7 +75,7 @@ const ENVELOPE_SPARE_BYTES = 1024;
  * too large to store is recorded as its `fitted` event, else it is an error (NotificationTooLarge).
  * Returns the recorded message ids.
  */
-export async function recordNotifications(account: string, webhookId: string, notifications: Notification[], queue: QueueSender): Promise<string[]> {
+export async function recordNotifications(account: string, webhookId: string, notifications: Notification[], queue: QueueSender, origin?: string): Promise<string[]> {
   const recorded: MessageRef[] = [];
   const ids: string[] = [];
   const now = Date.now();
@@ -101,7 +101,7 @@ export async function recordNotifications(account: string, webhookId: string, no
     if (await putNewMessage(message)) recorded.push({ account, webhookId, messageId });
     ids.push(messageId);
   }
-  await queue.send(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));
+  await queue.send(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now, origin })));
   return ids;
 }
 
@@ -123,7 +123,7 @@ function refuseInactive(webhook: Webhook, action: string): Webhook {
 export async function sendTestNotification(account: string, id: string, queue: QueueSender): Promise<QueuedMessage> {
   const webhook = await activeWebhook(account, id, 'send it a test notification');
   await countWebhookCall(account, id, 'testNotification');
-  const [messageId] = await recordNotifications(account, id, [{ eventType: webhook.eventType, event: testEvent(webhook) }], queue);
+  const [messageId] = await recordNotifications(account, id, [{ eventType: webhook.eventType, event: testEvent(webhook) }], queue, originOf(webhook.url));
   return { messageId: messageId! };
 }
 
@@ -184,8 +184,9 @@ function toDelivery(message: MessageState): Delivery {
 export async function listDeliveries(account: string, id: string, { pageSize, pageToken, status }: ListDeliveriesQuery): Promise<DeliveryList> {
   const key = await pageTokenKey();
   const afterId = pageToken === undefined ? undefined : decodeDeliveryPageToken(key, account, id, status, pageToken);
-  const [webhook, health] = await Promise.all([getWebhookItem(account, id), getEndpointHealth({ account, webhookId: id })]);
+  const webhook = await getWebhookItem(account, id);
   if (!webhook) throw webhookNotFound(id);
+  const health = await getEndpointHealth({ account, origin: originOf(webhook.url) });
   const { messages, lookedUpTo } = await queryMessages({ account, webhookId: id, status, limit: pageSize + 1, afterId });
   const page = messages.slice(0, pageSize).map(toDelivery);
   const endpoint = describeEndpoint(health);

@@ -9,6 +9,11 @@ export interface QueuedDelivery extends MessageRef {
   at: number;
   /** How many times in a row the consumer put it off without an attempt (its account's or host's slots full, its endpoint failing). */
   deferrals?: number;
+  /**
+   * Its webhook's endpoint (the URL's origin), when the producer knows it: the consumer reads its
+   * health with the message. Without it, or once the URL has changed, it is read after the webhook.
+   */
+  origin?: string;
 }
 
 /**
@@ -59,8 +64,8 @@ export interface QueueEntry {
 export function queueEntries(deliveries: QueuedDelivery[], now: number): QueueEntry[] {
   return deliveries
     .filter((delivery) => delivery.at - now <= MAX_QUEUE_DELAY_SECONDS * 1000)
-    .map(({ account, webhookId, messageId, at, deferrals }) => ({
-      body: JSON.stringify({ account, webhookId, messageId, at, ...(deferrals ? { deferrals } : {}) }),
+    .map(({ account, webhookId, messageId, at, deferrals, origin }) => ({
+      body: JSON.stringify({ account, webhookId, messageId, at, ...(deferrals ? { deferrals } : {}), ...(origin ? { origin } : {}) }),
       group: account,
       delaySeconds: Math.max(0, Math.min(MAX_QUEUE_DELAY_SECONDS, Math.ceil((at - now) / 1000))),
       at,
@@ -111,9 +116,16 @@ export async function queueAgainNow<M extends MessageState>(messages: M[], how: 
 
 /** A queue message's body as the consumer receives it; throws for one this service did not write. */
 export function parseQueuedDelivery(body: string): QueuedDelivery {
-  const { account, webhookId, messageId, at, deferrals } = JSON.parse(body) as Partial<QueuedDelivery>;
+  const { account, webhookId, messageId, at, deferrals, origin } = JSON.parse(body) as Partial<QueuedDelivery>;
   if (typeof account !== 'string' || typeof webhookId !== 'string' || typeof messageId !== 'string' || typeof at !== 'number') {
     throw new Error('not a queued delivery');
   }
-  return { account, webhookId, messageId, at, ...(typeof deferrals === 'number' && deferrals > 0 ? { deferrals } : {}) };
+  return {
+    account,
+    webhookId,
+    messageId,
+    at,
+    ...(typeof deferrals === 'number' && deferrals > 0 ? { deferrals } : {}),
+    ...(typeof origin === 'string' ? { origin } : {}),
+  };
 }

@@ -1,13 +1,20 @@
+import { runtimeConfig } from '../config/runtime';
 import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
-import { deleteItem, getItem, updateItem, type Item } from './items';
-import { endpointHealthKey } from './table';
+import { getItem, updateItem, type Item } from './items';
+import { EXPIRES_AT_ATTRIBUTE, endpointHealthKey } from './table';
 
-/** Which endpoint: one webhook of one account (its URL). */
+/**
+ * Which endpoint: an origin (scheme, host and port) of one account's webhook URLs. The account's
+ * webhooks at one origin are one receiver, which fails or answers for all of them.
+ */
 export interface EndpointRef {
   account: string;
-  webhookId: string;
+  origin: string;
 }
+
+/** The origin of a webhook's URL: its endpoint's name. */
+export const originOf = (url: string) => new URL(url).origin;
 
 /** What the recent attempts to a webhook's endpoint showed, and whether the circuit's probe is under way. */
 export interface EndpointHealth {
@@ -47,7 +54,10 @@ export function toEndpointHealth(item: Item | undefined): EndpointHealth {
   };
 }
 
-const keyOf = ({ account, webhookId }: EndpointRef) => endpointHealthKey(account, webhookId);
+const keyOf = ({ account, origin }: EndpointRef) => endpointHealthKey(account, origin);
+
+/** Kept while it changes: an endpoint no webhook sends to any more goes with DynamoDB's TTL (and, if still used, is learnt again). */
+const expiresAt = (now: number) => Math.floor(now / 1000) + runtimeConfig().delivery.retentionDays * 86_400;
 
 export async function getEndpointHealth(ref: EndpointRef): Promise<EndpointHealth> {
   return toEndpointHealth(await getItem({ TableName: tableName(), Key: keyOf(ref) }));
@@ -83,9 +93,8 @@ export async function releaseProbe(ref: EndpointRef, heldUntil: number): Promise
  * Records an attempt's outcome, writing only when it changes the endpoint's state from `seen` (as
  * read before the attempt): the successes of a healthy fast endpoint, most attempts, write nothing,
  * and an endpoint that stays slow writes once per `slowUntil`. A failure always writes, counted
- * atomically (attempts under way at once all count); an endpoint read as known is only updated,
- * never created again after its webhook's purge deleted it. `probe`: the probe lease this attempt
- * holds (until then), given up here if it is still that one.
+ * atomically (attempts under way at once all count). `probe`: the probe lease this attempt holds
+ * (until then), given up here if it is still that one.
  */
 export async function recordEndpointOutcome(ref: EndpointRef, seen: EndpointHealth, outcome: EndpointOutcome, now: number, probe?: number): Promise<void> {
   const update = outcomeUpdate(seen, outcome, now);
@@ -94,8 +103,8 @@ export async function recordEndpointOutcome(ref: EndpointRef, seen: EndpointHeal
       updateItem({
         TableName: tableName(),
         Key: keyOf(ref),
-        ...update,
-        ...(seen.known ? { ConditionExpression: 'attribute_exists(pk)' } : {}),
+        UpdateExpression: update.UpdateExpression.replace('SET ', `SET ${EXPIRES_AT_ATTRIBUTE} = :expiresAt, `),
+        ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':expiresAt': expiresAt(now) },
       }),
     );
   }
@@ -122,9 +131,4 @@ function outcomeUpdate(seen: EndpointHealth, { delivered, fast, slowUntil }: End
     UpdateExpression: 'SET consecutiveFailures = :zero, lastAttemptFast = :false, slowUntil = :slowUntil REMOVE failingSince',
     ExpressionAttributeValues: { ':zero': 0, ':false': false, ':slowUntil': slowUntil },
   };
-}
-
-/** With the webhook's other items, once it is deleted for good. */
-export async function deleteEndpointHealth(ref: EndpointRef): Promise<void> {
-  await deleteItem({ TableName: tableName(), Key: keyOf(ref) });
 }

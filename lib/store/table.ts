@@ -52,11 +52,12 @@ import { uuidFromHex, uuidHex } from '../uuid';
  *
  * | item            | pk                             | sk                      |
  * |-----------------|--------------------------------|-------------------------|
- * | endpoint health | ACCOUNT#<account>#WEBHOOK#<id> | ENDPOINT_HEALTH         |
+ * | endpoint health | ACCOUNT#<account>#ENDPOINT#<origin> | HEALTH             |
  * | attempt slot    | SLOTS#<scope>                  | <slot number, 4 digits> |
  *
- * The endpoint health item sits beside the webhook's addresses, whose Queries read only `ADDRESS#`
- * sort keys; the purge deletes it with them. A scope's slots are one partition, so that one Query
+ * An endpoint is an origin (scheme, host and port) of one account's webhook URLs: all its webhooks
+ * there share its health and its circuit. Its item carries the TTL attribute (its last change plus
+ * the retention), since no webhook owns it. A scope's slots are one partition, so that one Query
  * shows which are free; a scope is `account#<account>` or `host#<account>#<address>`. Slot items
  * carry the TTL attribute (their lease's end): abandoned ones go on AWS, and locally one is taken
  * over once its lease has ended.
@@ -182,8 +183,8 @@ export const quarantinedBlockKey = (chainId: string, number: number, webhookId?:
   sk: `${QUARANTINE_SORT_KEY_PREFIX}${String(number).padStart(15, '0')}${webhookId ? `#${webhookId}` : ''}`,
 });
 
-/** A webhook's endpoint health: its recent failures and speed, and the circuit's probe lease. */
-export const endpointHealthKey = (account: string, webhookId: string): TableKey => ({ pk: webhookAddressesPartition(account, webhookId), sk: 'ENDPOINT_HEALTH' });
+/** An endpoint's health (an origin an account's webhooks send to): its recent failures and speed, and the circuit's probe lease. */
+export const endpointHealthKey = (account: string, origin: string): TableKey => ({ pk: `${accountPartition(account)}#ENDPOINT#${origin}`, sk: 'HEALTH' });
 
 /** The partition of one scope's attempt slots, and one slot in it. */
 export const attemptSlotsPartition = (scope: string) => `SLOTS#${scope}`;

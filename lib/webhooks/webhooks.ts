@@ -14,7 +14,6 @@ import {
 import { storeNewWebhook } from '../addresses/addresses';
 import { assertChainFollowed } from '../chains/followed-chains';
 import { requestResume } from '../deliveries/resume';
-import { deleteEndpointHealth } from '../store/endpoint-health';
 import { deleteWebhookPermanently } from '../addresses/purge';
 import { countNewWebhook, uncountUnstoredWebhook } from '../limits/account-limits';
 import { uuidv7Time } from '../uuid';
@@ -52,14 +51,13 @@ export async function getWebhook(account: string, id: string): Promise<Webhook> 
 }
 
 /**
- * Activating a webhook also has the messages that waited while it was inactive queued again. A new
- * URL is a new endpoint: what the old one's attempts showed (fast, failing) is forgotten.
+ * Activating a webhook also has the messages that waited while it was inactive queued again. A URL
+ * at another origin is another endpoint, with its own health (lib/store/endpoint-health.ts).
  */
 export async function updateWebhook(account: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
   if (input.status === 'active') await requestResume(account, id);
   const updated = await updateWebhookItem(account, id, webhookChanges(input));
   if (!updated) throw notFound(id);
-  if (input.url !== undefined) await deleteEndpointHealth({ account, webhookId: id });
   return updated;
 }
 

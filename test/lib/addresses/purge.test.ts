@@ -4,9 +4,9 @@ import { findActiveWatchers } from '../../../lib/addresses/watchers';
 import { putAddressChange } from '../../../lib/store/addresses';
 import { writeItems } from '../../../lib/store/batch';
 import { tableName } from '../../../lib/store/client';
-import { getEndpointHealth, recordEndpointOutcome, toEndpointHealth } from '../../../lib/store/endpoint-health';
+import { originOf, recordEndpointOutcome, toEndpointHealth } from '../../../lib/store/endpoint-health';
 import { getItem, updateItem } from '../../../lib/store/items';
-import { PURGES_PARTITION, purgeJobKey, watcherKey, watchHeadKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
+import { endpointHealthKey, PURGES_PARTITION, purgeJobKey, watcherKey, watchHeadKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
 import { headWrites, watcherWrites } from '../../../lib/store/watch-index';
 import { deleteWebhook, getWebhook } from '../../../lib/webhooks/webhooks';
 import {
@@ -152,15 +152,17 @@ describe('permanent deletion during an address change', () => {
 });
 
 describe('permanent deletion of a webhook whose endpoint was attempted', () => {
-  it('purges the health of its endpoint', async () => {
+  it("leaves its endpoint's health, which the account's other webhooks at that origin share, to expire with the retention", async () => {
     const account = randomAccount();
     const webhook = await createWatchingWebhook(account, CHAIN, randomAddresses(3));
-    const endpoint = { account, webhookId: webhook.id };
-    await recordEndpointOutcome(endpoint, toEndpointHealth(undefined), { delivered: false, fast: false, slowUntil: Date.now() }, Date.now());
-    expect((await getEndpointHealth(endpoint)).known).toBe(true);
+    const endpoint = { account, origin: originOf(webhook.url) };
+    const now = Date.now();
+    await recordEndpointOutcome(endpoint, toEndpointHealth(undefined), { delivered: false, fast: false, slowUntil: now }, now);
     await deleteWebhook(account, webhook.id, { permanent: true });
     await maintainUntilPurged();
     expect(itemsNaming(await scanTable(), webhook.id)).toEqual([]);
+    const health = await getItem({ TableName: tableName(), Key: endpointHealthKey(account, endpoint.origin) });
+    expect(health).toMatchObject({ consecutiveFailures: 1, expiresAt: Math.floor(now / 1000) + 30 * 86_400 });
   });
 });
 

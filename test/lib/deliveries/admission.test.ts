@@ -4,7 +4,7 @@ import { createWebhookBody } from '../../../lib/schemas/webhook';
 import { createWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
 import { admitAttempt, CIRCUIT_OPENS_AFTER, describeEndpoint, SLOW_REMEMBERED_MS, type Admission } from '../../../lib/deliveries/admission';
 import { dynamoDb, tableName } from '../../../lib/store/client';
-import { getEndpointHealth, toEndpointHealth, type EndpointRef } from '../../../lib/store/endpoint-health';
+import { getEndpointHealth, originOf, toEndpointHealth, type EndpointRef } from '../../../lib/store/endpoint-health';
 import { queryItems } from '../../../lib/store/items';
 import { accountSlotScope, attemptSlotsPartition, hostSlotScope } from '../../../lib/store/table';
 import { useEmbeddedStore } from '../../support/embedded-store';
@@ -39,8 +39,8 @@ const FAST = { delivered: true, durationMs: 20 };
 const SLOW = { delivered: true, durationMs: TIMEOUT_MS / 4 + 500 };
 const FAILED = { delivered: false, durationMs: TIMEOUT_MS };
 
-const newEndpoint = (account = randomAccount()): EndpointRef => ({ account, webhookId: randomUUID() });
-const request = (endpoint: EndpointRef, deferrals?: number) => ({ ...endpoint, messageId: randomUUID(), deferrals });
+const newEndpoint = (account = randomAccount()): EndpointRef => ({ account, origin: `https://${randomUUID()}.example.com` });
+const request = (endpoint: EndpointRef, deferrals?: number) => ({ ...endpoint, webhookId: randomUUID(), messageId: randomUUID(), deferrals });
 
 /** Admits one attempt as the consumer does: the endpoint's health read just before. */
 async function admit(endpoint: EndpointRef, address = '10.0.0.1', now = Date.now(), deferrals?: number): Promise<Admission> {
@@ -246,6 +246,22 @@ describe('the circuit', () => {
     expect(await slotsHeld(accountSlotScope(endpoint.account), later)).toBe(0);
   });
 
+  it('brings a message the open circuit refuses again back twice as late each time, at most 15 minutes', async () => {
+    const endpoint = await failingEndpoint(CIRCUIT_OPENS_AFTER);
+    await admit(endpoint); // the probe, under way
+    const now = Date.now();
+    const waits = [];
+    for (const deferrals of [0, 1, 2, 3, 4, 8]) {
+      const refused = await admit(endpoint, '10.0.0.1', now, deferrals);
+      if (refused.admitted) throw new Error('admitted');
+      waits.push(refused.retryAt - now);
+    }
+    // Just failing: 10 s (jittered by ±20 %), behind the probe's lease, then doubled up to 16 times.
+    expect(waits[1]!).toBeGreaterThanOrEqual(20_000 * 0.8);
+    expect(waits[4]!).toBeGreaterThanOrEqual(160_000 * 0.8);
+    expect(waits[5]!).toBeLessThanOrEqual(160_000 * 1.2);
+  });
+
   it('waits longer the longer the endpoint has been failing, at most 15 minutes', async () => {
     const endpoint = await failingEndpoint(CIRCUIT_OPENS_AFTER);
     await admit(endpoint); // the probe, under way
@@ -281,7 +297,7 @@ describe('the delivery log', () => {
   it("shows the endpoint's state beside the deliveries", async () => {
     const account = randomAccount();
     const webhook = await createWebhook(account, createWebhookBody.parse(webhookInput()));
-    const endpoint = { account, webhookId: webhook.id };
+    const endpoint = { account, origin: originOf(webhook.url) };
     expect((await listDeliveries(account, webhook.id, { pageSize: 10 })).endpoint).toEqual({ status: 'healthy' });
 
     const before = Date.now();
@@ -291,12 +307,24 @@ describe('the delivery log', () => {
     expect(shown.failingSince).toBeGreaterThanOrEqual(before);
   });
 
-  it('forgets what the old URL showed when the URL changes: a new endpoint', async () => {
+  it("shows, for a URL moved to another origin, that endpoint's state: a new endpoint", async () => {
     const account = randomAccount();
-    const webhook = await createWebhook(account, createWebhookBody.parse(webhookInput()));
-    for (let count = 0; count < CIRCUIT_OPENS_AFTER; count += 1) await attempt({ account, webhookId: webhook.id }, FAILED);
-    await updateWebhook(account, webhook.id, { url: 'https://receiver.example.com/new' });
-    expect(await getEndpointHealth({ account, webhookId: webhook.id })).toEqual(toEndpointHealth(undefined));
+    const webhook = await createWebhook(account, createWebhookBody.parse(webhookInput({ url: 'https://old.example.com/hooks' })));
+    for (let count = 0; count < CIRCUIT_OPENS_AFTER; count += 1) await attempt({ account, origin: originOf(webhook.url) }, FAILED);
+    await updateWebhook(account, webhook.id, { url: 'https://new.example.com/hooks' });
     expect((await listDeliveries(account, webhook.id, { pageSize: 10 })).endpoint).toEqual({ status: 'healthy' });
+    // The old origin's state is its own, kept for the account's other webhooks there.
+    expect((await getEndpointHealth({ account, origin: 'https://old.example.com' })).consecutiveFailures).toBe(CIRCUIT_OPENS_AFTER);
+  });
+
+  it("shares one endpoint's state between the account's webhooks at its origin, and no other account's", async () => {
+    const [account, other] = [randomAccount(), randomAccount()];
+    const url = (path: string) => `https://shared-${randomUUID()}.example.com/${path}`;
+    const first = await createWebhook(account, createWebhookBody.parse(webhookInput({ url: url('a') })));
+    const second = await createWebhook(account, createWebhookBody.parse(webhookInput({ url: `${originOf(first.url)}/b` })));
+    const elsewhere = await createWebhook(other, createWebhookBody.parse(webhookInput({ url: `${originOf(first.url)}/c` })));
+    for (let count = 0; count < CIRCUIT_OPENS_AFTER; count += 1) await attempt({ account, origin: originOf(first.url) }, FAILED);
+    expect((await listDeliveries(account, second.id, { pageSize: 10 })).endpoint).toMatchObject({ status: 'failing', circuitOpen: true });
+    expect((await listDeliveries(other, elsewhere.id, { pageSize: 10 })).endpoint).toEqual({ status: 'healthy' });
   });
 });

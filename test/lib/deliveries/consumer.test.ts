@@ -1,3 +1,4 @@
+import { originOf } from '../../../lib/store/endpoint-health';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { LocalDeliveryQueue } from '../../../infra/local/local-queue';
 import { consumeDeliveries } from '../../../lib/deliveries/consumer';
@@ -88,7 +89,7 @@ it('puts off what admission refuses, unattempted, as a new queue message countin
     // Back within the put-off delay (the attempt's timeout, ±50 %); the timed-out one waits for its retry in 30 s.
     const unattempted = messages.find((message) => message!.attempts === 0)!;
     const back = await queue.receive(10, 4);
-    expect(back.map(bodyOf)).toEqual([{ account, webhookId: webhook.id, messageId: unattempted.messageId, at: expect.any(Number), deferrals: 1 }]);
+    expect(back.map(bodyOf)).toEqual([{ account, webhookId: webhook.id, messageId: unattempted.messageId, at: expect.any(Number), deferrals: 1, origin: originOf(webhook.url) }]);
   } finally {
     await hang.close();
   }

@@ -33,16 +33,33 @@ beforeAll(() => {
   );
 });
 
-it("reads the message's state strongly consistent, and its body, its webhook, the account's secret and the endpoint's health eventually consistent", async () => {
+async function recorded(origin?: string) {
   const account = randomAccount();
   await generateOrRotateSharedSecret(account);
   const webhook = await createWebhook(account, webhookInput({ url: 'https://receiver.example.com/hooks', metadata: { addresses: [randomAddress()] } }) as never);
-  const [messageId] = await recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event: { transaction: {} } }], NO_QUEUE);
+  const [messageId] = await recordNotifications(account, webhook.id, [{ eventType: 'address_activity', event: { transaction: {} } }], NO_QUEUE, origin);
+  return { account, webhookId: webhook.id, messageId: messageId!, origin };
+}
+
+const strongly = () => reads.filter((read) => read.consistent).flatMap((read) => read.sortKeys);
+const eventually = () => reads.filter((read) => !read.consistent).flatMap((read) => read.sortKeys);
+
+it("reads the message's state strongly consistent, and its body, its webhook, the account's secret and the endpoint's health eventually consistent, in one request", async () => {
+  const ref = await recorded('https://receiver.example.com');
   reads.length = 0;
-  const prepared = await prepareDelivery({ account, webhookId: webhook.id, messageId: messageId! }, NO_QUEUE);
-  expect(prepared.kind).toBe('ready');
-  const strong = reads.filter((read) => read.consistent).flatMap((read) => read.sortKeys);
-  const eventual = reads.filter((read) => !read.consistent).flatMap((read) => read.sortKeys);
-  expect(strong).toEqual([`MESSAGE#${messageId}`]);
-  expect(eventual.sort()).toEqual([`B#${messageId}`, 'ENDPOINT_HEALTH', 'SECRET', `WEBHOOK#${webhook.id}`]);
+  expect((await prepareDelivery(ref, NO_QUEUE)).kind).toBe('ready');
+  expect(strongly()).toEqual([`MESSAGE#${ref.messageId}`]);
+  expect(reads.filter((read) => !read.consistent)).toHaveLength(1);
+  expect(eventually().sort()).toEqual([`B#${ref.messageId}`, 'HEALTH', 'SECRET', `WEBHOOK#${ref.webhookId}`]);
+});
+
+it("reads the endpoint's health after the webhook when the queue message does not name its origin, or names one the URL has left", async () => {
+  for (const origin of [undefined, 'https://old.example.com']) {
+    const ref = await recorded(origin);
+    reads.length = 0;
+    const prepared = await prepareDelivery(ref, NO_QUEUE);
+    if (prepared.kind !== 'ready') throw new Error('not ready');
+    expect(prepared.delivery.origin).toBe('https://receiver.example.com');
+    expect(reads.at(-1)).toEqual({ command: 'GetItem', consistent: false, sortKeys: ['HEALTH'] });
+  }
 });
