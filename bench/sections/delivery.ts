@@ -1,4 +1,3 @@
-import { originOf } from '../../lib/store/endpoint-health';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import { recordNotifications } from '../../lib/deliveries/messages';
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { createWebhook } from '../../lib/webhooks/webhooks';
+import { originOf } from '../../lib/store/endpoint-health';
 import { DeliveryFloor } from '../support/delivery-floor';
 import { startDeliveryReceivers, type DeliveryReceivers } from '../support/delivery-receivers';
 import { machineClockMs } from '../support/machine-clock';

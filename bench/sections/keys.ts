@@ -1,4 +1,3 @@
-import { originOf } from '../../lib/store/endpoint-health';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { inChunks, writeItems } from '../../lib/store/batch';
 import { dueIndexShards } from '../../lib/store/table';
 import { webhookItem } from '../../lib/store/webhooks';
 import { uuidv7Time } from '../../lib/uuid';
+import { originOf } from '../../lib/store/endpoint-health';
 import { startDeliveryReceivers } from '../support/delivery-receivers';
 import { PartitionMeter, type PartitionLoad } from '../support/partition-load';
 import { atMost, figure, type BenchOptions, type Figure } from '../support/report';

@@ -1,4 +1,3 @@
-import { originOf } from '../../lib/store/endpoint-health';
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +8,7 @@ import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { createWebhook } from '../../lib/webhooks/webhooks';
 import { inChunks } from '../../lib/store/batch';
+import { originOf } from '../../lib/store/endpoint-health';
 import { takeAccountMessages, type AccountMessages } from '../support/account-messages';
 import { CountingQueue } from '../support/counting-queue';
 import { startDeliveryReceivers, type DeliveryReceivers } from '../support/delivery-receivers';

@@ -5,6 +5,7 @@ import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, wa
 import dynalite from 'dynalite';
 import { Level } from 'level';
 import { createDynamoDbClient } from '../../lib/store/client';
+import { moveMessagesToStatusIndex } from '../../lib/store/messages';
 import { tableDefinition } from '../../lib/store/table';
 import { readKeyFile } from './key-file';
 import { StartupError } from './startup-error';
@@ -148,7 +149,8 @@ async function liveOwner(directory: string): Promise<{ pid: number; name: string
 
 /**
  * Creates the service's table unless it exists, with the key design of lib/store/table. A table made
- * by an earlier version without one of its indexes is refused: nothing would be listed in it.
+ * by an earlier version without one of its indexes is refused: nothing would be listed in it. One
+ * made before messages' status moved to gsi2 has its messages moved there, once.
  */
 export async function ensureTable(tableName: string): Promise<'created' | 'exists'> {
   const client = createDynamoDbClient();
@@ -162,11 +164,13 @@ export async function ensureTable(tableName: string): Promise<'created' | 'exist
         `table ${tableName} was made by an earlier version of the service and lacks the index ${missing.join(', ')}: move the data directory away (or use another TABLE_NAME) to start fresh`,
       );
     }
+    await moveMessagesToStatusIndex(client, tableName, { created: false });
     return 'exists';
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
   await client.send(new CreateTableCommand(definition));
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: tableName });
+  await moveMessagesToStatusIndex(client, tableName, { created: true });
   return 'created';
 }

@@ -6,12 +6,12 @@
  * up to CATCH_UP_BATCH while catching up), and since message ids are derived from the webhook, chain,
  * block and transaction, recording them again records nothing new.
  */
-import { originOf } from '../store/endpoint-health';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
 import { recordNotifications } from '../deliveries/messages';
 import type { QueueSender } from '../deliveries/queue';
 import { inChunks } from '../store/batch';
+import { originOf } from '../store/endpoint-health';
 import { getCheckpoint, getUnhashedCheckpoint, moveCheckpoint, putQuarantinedBlock, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
 import { describeFault, isNodeUnavailable, isTransientFault } from './faults';
 import { matchBlocks } from './matcher';

@@ -11,7 +11,6 @@ import {
   parkMessage,
   postponeSweep,
   recordAttempt,
-  retentionEndOf,
   withBody,
   type Attempt,
   type AttemptResult,
@@ -19,7 +18,7 @@ import {
   type MessageRef,
   type MessageState,
 } from '../store/messages';
-import { endpointHealthKey, sharedSecretKey, webhookKey } from '../store/table';
+import { endpointHealthKey, retentionEndOf, sharedSecretKey, webhookKey } from '../store/table';
 import { getEndpointHealth, originOf, toEndpointHealth, type EndpointHealth } from '../store/endpoint-health';
 import { getWebhookItem, toWebhook, updateWebhookItem } from '../store/webhooks';
 import type { Webhook } from '../schemas/webhook';
@@ -92,7 +91,11 @@ export async function prepareDelivery(ref: MessageRef & { origin?: string }, que
     withBody(message, bodyItem),
     origin === ref.origin ? toEndpointHealth(endpointItem) : getEndpointHealth({ account: ref.account, origin }),
   ]);
-  if (!withItsBody) return { kind: 'none' };
+  if (!withItsBody) {
+    // Its body expired with the retention (a retry of a message that old): nothing can be sent any more.
+    await deleteUnsendableMessage(ref, message.nextAttemptAt, now);
+    return { kind: 'none' };
+  }
   return { kind: 'ready', delivery: { message: withItsBody, webhook, secrets, endpoint, origin } };
 }
 

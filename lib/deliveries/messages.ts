@@ -28,6 +28,7 @@ import {
   type SharedPart,
 } from '../store/messages';
 import { getEndpointHealth, originOf } from '../store/endpoint-health';
+import { retentionEndOf } from '../store/table';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
 import { describeEndpoint } from './admission';
@@ -241,8 +242,9 @@ export async function recoverFailedDeliveries(account: string, id: string, { sin
   await activeWebhook(account, id, 'recover its messages');
   await countWebhookCall(account, id, 'recover');
   const { messages: failed } = await queryMessages({ account, webhookId: id, status: 'failed', limit: RECOVER_LIMIT, fromId: idPrefixAt(since) });
-  // gsi2 is eventually consistent on AWS: the requeue holds only for messages still failed.
-  const requeued = await requeue(failed.filter((message) => message.status === 'failed' && message.createdAt >= since), queue);
+  // Not one whose retention has ended: its body may be gone already.
+  const now = Date.now();
+  const requeued = await requeue(failed.filter((message) => message.createdAt >= since && retentionEndOf(message.createdAt) * 1000 > now), queue);
   return { messages: requeued.length };
 }
 

@@ -50,7 +50,7 @@ async function runResumeJob(job: Item, deadline: number, queue: QueueSender): Pr
       resumed += (await queueAgainNow(page.messages, resumption, queue)).length;
       cursor = page.lastEvaluatedKey;
       if (cursor && Date.now() >= deadline) {
-        await updateItem({ TableName: tableName(), Key: resumeJobKey(webhookId), UpdateExpression: 'SET cursor = :cursor', ExpressionAttributeValues: { ':cursor': cursor } });
+        await updateItem({ TableName: tableName(), Key: resumeJobKey(webhookId), UpdateExpression: 'SET #cursor = :cursor', ExpressionAttributeNames: { '#cursor': 'cursor' }, ExpressionAttributeValues: { ':cursor': cursor } });
         return resumed;
       }
     } while (cursor);

@@ -1,8 +1,7 @@
-import { runtimeConfig } from '../config/runtime';
 import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
 import { getItem, updateItem, type Item } from './items';
-import { EXPIRES_AT_ATTRIBUTE, endpointHealthKey } from './table';
+import { endpointHealthKey, retentionEndOf } from './table';
 
 /**
  * Which endpoint: an origin (scheme, host and port) of one account's webhook URLs. The account's
@@ -56,9 +55,6 @@ export function toEndpointHealth(item: Item | undefined): EndpointHealth {
 
 const keyOf = ({ account, origin }: EndpointRef) => endpointHealthKey(account, origin);
 
-/** Kept while it changes: an endpoint no webhook sends to any more goes with DynamoDB's TTL (and, if still used, is learnt again). */
-const expiresAt = (now: number) => Math.floor(now / 1000) + runtimeConfig().delivery.retentionDays * 86_400;
-
 export async function getEndpointHealth(ref: EndpointRef): Promise<EndpointHealth> {
   return toEndpointHealth(await getItem({ TableName: tableName(), Key: keyOf(ref) }));
 }
@@ -103,32 +99,34 @@ export async function recordEndpointOutcome(ref: EndpointRef, seen: EndpointHeal
       updateItem({
         TableName: tableName(),
         Key: keyOf(ref),
-        UpdateExpression: update.UpdateExpression.replace('SET ', `SET ${EXPIRES_AT_ATTRIBUTE} = :expiresAt, `),
-        ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':expiresAt': expiresAt(now) },
+        // Kept while it changes: an endpoint no webhook sends to any more goes with DynamoDB's TTL (and, still used, is learnt again).
+        UpdateExpression: `SET expiresAt = :expiresAt, ${update.set}`,
+        ExpressionAttributeValues: { ...update.values, ':expiresAt': retentionEndOf(now) },
       }),
     );
   }
   if (probe !== undefined) await releaseProbe(ref, probe);
 }
 
-function outcomeUpdate(seen: EndpointHealth, { delivered, fast, slowUntil }: EndpointOutcome, now: number) {
+/** What the outcome changes: the SET clauses (and what follows them), and their values. */
+function outcomeUpdate(seen: EndpointHealth, { delivered, fast, slowUntil }: EndpointOutcome, now: number): { set: string; values: Item } | undefined {
   if (!delivered) {
     return {
-      UpdateExpression: 'SET lastAttemptFast = :false, failingSince = if_not_exists(failingSince, :now), slowUntil = :slowUntil ADD consecutiveFailures :one',
-      ExpressionAttributeValues: { ':false': false, ':now': now, ':slowUntil': slowUntil, ':one': 1 },
+      set: 'lastAttemptFast = :false, failingSince = if_not_exists(failingSince, :now), slowUntil = :slowUntil ADD consecutiveFailures :one',
+      values: { ':false': false, ':now': now, ':slowUntil': slowUntil, ':one': 1 },
     };
   }
   const recovered = seen.consecutiveFailures > 0 || seen.failingSince !== undefined;
   if (fast) {
     if (seen.known && seen.lastAttemptFast && !recovered) return undefined;
     return {
-      UpdateExpression: 'SET consecutiveFailures = :zero, lastAttemptFast = :true REMOVE failingSince',
-      ExpressionAttributeValues: { ':zero': 0, ':true': true },
+      set: 'consecutiveFailures = :zero, lastAttemptFast = :true REMOVE failingSince',
+      values: { ':zero': 0, ':true': true },
     };
   }
   if (seen.known && !seen.lastAttemptFast && !recovered && (seen.slowUntil ?? 0) > now) return undefined;
   return {
-    UpdateExpression: 'SET consecutiveFailures = :zero, lastAttemptFast = :false, slowUntil = :slowUntil REMOVE failingSince',
-    ExpressionAttributeValues: { ':zero': 0, ':false': false, ':slowUntil': slowUntil },
+    set: 'consecutiveFailures = :zero, lastAttemptFast = :false, slowUntil = :slowUntil REMOVE failingSince',
+    values: { ':zero': 0, ':false': false, ':slowUntil': slowUntil },
   };
 }

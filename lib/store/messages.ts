@@ -2,8 +2,10 @@ import { deflateRawSync, gunzipSync, inflateRawSync } from 'node:zlib';
 import { runtimeConfig } from '../config/runtime';
 import { envelopeAround } from '../deliveries/signing';
 import { tableName } from './client';
-import { conditionHeld } from './conditional-write';
+import { conditionHeld, unlessConditionFails } from './conditional-write';
 import { readItems } from './batch';
+import { GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
 import {
   GSI2,
@@ -14,7 +16,9 @@ import {
   messageExpiryIndexKey,
   messageKey,
   messageRefOfKey,
+  messageStatusIndexMarkKey,
   messageStatusPartition,
+  retentionEndOf,
   timeKeyBound,
   TABLE_KEYS,
   type TableKey,
@@ -141,9 +145,6 @@ export function isStorableBody(body: string | BodyParts, spareBytes = 0): boolea
   if (bytes + DEFLATE_OVERHEAD_BYTES * parts.length <= MAX_STORED_BODY_BYTES) return true;
   return compressedBytesOf(parts) + spareBytes <= MAX_STORED_BODY_BYTES;
 }
-
-/** When a message recorded at `createdAt` (ms) is deleted once finished: Unix seconds, DynamoDB's TTL attribute. */
-export const retentionEndOf = (createdAt: number) => Math.floor(createdAt / 1000) + runtimeConfig().delivery.retentionDays * 86_400;
 
 /**
  * Whether finished messages go into gsi3 under `EXPIRES#`, for the local sweep to delete them: the
@@ -292,10 +293,16 @@ export async function recordAttempt(message: MessageState, claimedUntil: number,
   const set = ['#status = :status', 'attempts = :attempts', 'scheduledAttempts = :scheduled', 'attemptLog = :log'];
   const remove = ['manual', 'claimedUntil', 'waitingForActivation'];
   if (result.status === 'pending') {
-    // Still in gsi2 as pending: the attempt was made of a pending message.
+    // Pending in gsi2 already (an unchanged key writes no index entry), unless recorded before it existed there.
     const due = messageDueIndexKey(message.messageId, result.sweepAt);
-    set.push('nextAttemptAt = :next', 'sweepAt = :sweepAt', 'gsi3pk = :gsi3pk', 'gsi3sk = :gsi3sk');
-    Object.assign(values, { ':next': result.nextAttemptAt, ':sweepAt': result.sweepAt, ':gsi3pk': due.gsi3pk, ':gsi3sk': due.gsi3sk });
+    set.push('nextAttemptAt = :next', 'sweepAt = :sweepAt', 'gsi2pk = :gsi2pk', 'gsi3pk = :gsi3pk', 'gsi3sk = :gsi3sk');
+    Object.assign(values, {
+      ':next': result.nextAttemptAt,
+      ':sweepAt': result.sweepAt,
+      ':gsi2pk': messageStatusPartition(message.account, message.webhookId, 'pending'),
+      ':gsi3pk': due.gsi3pk,
+      ':gsi3sk': due.gsi3sk,
+    });
   } else {
     set.push('expiresAt = :expiresAt');
     values[':expiresAt'] = result.expiresAt;
@@ -314,7 +321,8 @@ export async function recordAttempt(message: MessageState, claimedUntil: number,
       remove.push('gsi3pk', 'gsi3sk');
     }
   }
-  const recorded = await conditionHeld(
+  // What it was before the write: whether its body was kept (parked since it was read, perhaps).
+  const before = await unlessConditionFails(
     updateItem({
       TableName: tableName(),
       Key: keyOf(message),
@@ -322,11 +330,15 @@ export async function recordAttempt(message: MessageState, claimedUntil: number,
       ConditionExpression: 'claimedUntil = :claimed',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: values,
+      ReturnValues: 'UPDATED_OLD',
     }),
   );
-  if (!recorded) await addToAttemptLog(message, attempt);
-  else if (result.status !== 'pending' && message.bodyKept) await expireBody(message, result.expiresAt);
-  return recorded;
+  if (!before) {
+    await addToAttemptLog(message, attempt);
+    return false;
+  }
+  if (result.status !== 'pending' && before.bodyKept) await setBodyExpiry(message, result.expiresAt);
+  return true;
 }
 
 /** An attempt whose claim was lost: logged, and counted, without changing what the message waits for. */
@@ -342,17 +354,23 @@ async function addToAttemptLog(message: MessageState, attempt: Attempt): Promise
   );
 }
 
-/** The body of a message that was parked, kept until it finished: it expires with the message now. */
-async function expireBody(ref: MessageRef, expiresAt: number): Promise<void> {
+/** Gives a body its expiry (Unix seconds), or, without one, keeps it until it is given one. */
+async function setBodyExpiry(ref: MessageRef, expiresAt: number | undefined): Promise<void> {
   await conditionHeld(
     updateItem({
       TableName: tableName(),
       Key: bodyKeyOf(ref),
-      UpdateExpression: 'SET expiresAt = :expiresAt',
+      ...(expiresAt === undefined
+        ? { UpdateExpression: 'REMOVE expiresAt' }
+        : { UpdateExpression: 'SET expiresAt = :expiresAt', ExpressionAttributeValues: { ':expiresAt': expiresAt } }),
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':expiresAt': expiresAt },
     }),
   );
+}
+
+/** Deletes a message's body once its state is deleted. */
+async function deleteBody(ref: MessageRef): Promise<void> {
+  await deleteItem({ TableName: tableName(), Key: bodyKeyOf(ref) });
 }
 
 /**
@@ -412,9 +430,11 @@ export async function rescheduleMessage(ref: MessageRef, options: RescheduleOpti
  * Parks a pending message whose webhook is inactive: out of the due-time index, so that it costs
  * nothing while it waits, until the webhook's activation queues it again (`resumeWebhookMessages`).
  * Conditioned like a claim: no attempt holds it and it is as the caller read it. Its body is kept
- * past the retention while it waits, as its state is.
+ * past the retention while it waits, as its state is: told so first, so that a crash never leaves a
+ * parked message with a body that expires; given its expiry back if the message was not parked.
  */
-export async function parkMessage(ref: MessageRef, seenNextAttemptAt: number, now: number): Promise<boolean> {
+export async function parkMessage(ref: MessageRef & { createdAt: number }, seenNextAttemptAt: number, now: number): Promise<boolean> {
+  await setBodyExpiry(ref, undefined);
   const parked = await conditionHeld(
     updateItem({
       TableName: tableName(),
@@ -425,11 +445,7 @@ export async function parkMessage(ref: MessageRef, seenNextAttemptAt: number, no
       ExpressionAttributeValues: { ':true': true, ':pending': 'pending', ':seen': seenNextAttemptAt, ':now': now },
     }),
   );
-  if (parked) {
-    await conditionHeld(
-      updateItem({ TableName: tableName(), Key: bodyKeyOf(ref), UpdateExpression: 'REMOVE expiresAt', ConditionExpression: 'attribute_exists(pk)' }),
-    );
-  }
+  if (!parked) await setBodyExpiry(ref, retentionEndOf(ref.createdAt));
   return parked;
 }
 
@@ -469,7 +485,7 @@ export async function deleteUnsendableMessage(ref: MessageRef, seenNextAttemptAt
       ExpressionAttributeValues: { ':seen': seenNextAttemptAt, ':now': now },
     }),
   );
-  if (deleted) await deleteItem({ TableName: tableName(), Key: bodyKeyOf(ref) });
+  if (deleted) await deleteBody(ref);
   return deleted;
 }
 
@@ -519,8 +535,10 @@ export async function queryMessages(query: MessagePageQuery): Promise<MessagePag
   if (status === 'succeeded') values[':status'] = status;
   const messages: MessageState[] = [];
   let lookedAt = 0;
-  do {
-    const budget = status === 'succeeded' ? DELIVERED_LOOKED_AT_PER_CALL - lookedAt : limit - messages.length;
+  // Delivered ones: as many looked at as are wanted, twice that if too few were, and so on, up to the bound.
+  for (let round = 0; ; round += 1) {
+    const wanted = limit - messages.length;
+    const budget = status === 'succeeded' ? Math.min(DELIVERED_LOOKED_AT_PER_CALL - lookedAt, wanted * 2 ** round) : wanted;
     const page = await queryItems({
       TableName: tableName(),
       IndexName: indexed ? GSI2.indexName : undefined,
@@ -537,7 +555,8 @@ export async function queryMessages(query: MessagePageQuery): Promise<MessagePag
     const found = indexed ? await statesOf(page.items, (message) => message.status === status) : page.items.map(toMessageState);
     messages.push(...found.slice(0, limit - messages.length));
     startKey = page.lastEvaluatedKey;
-  } while (startKey && messages.length < limit && (status !== 'succeeded' || lookedAt < DELIVERED_LOOKED_AT_PER_CALL));
+    if (!startKey || messages.length >= limit || (status === 'succeeded' && lookedAt >= DELIVERED_LOOKED_AT_PER_CALL)) break;
+  }
   const lookedUpTo = startKey && messages.length < limit ? String(startKey[TABLE_KEYS.sortKey]).slice(MESSAGE_SORT_KEY_PREFIX.length) : undefined;
   return lookedUpTo === undefined ? { messages } : { messages, lookedUpTo };
 }
@@ -587,6 +606,49 @@ export async function deleteExpiredMessage(ref: MessageRef, now: number): Promis
       ExpressionAttributeValues: { ':pending': 'pending', ':now': Math.floor(now / 1000) },
     }),
   );
-  if (deleted) await deleteItem({ TableName: tableName(), Key: bodyKeyOf(ref) });
+  if (deleted) await deleteBody(ref);
   return deleted;
+}
+
+/**
+ * Moves the messages an earlier version recorded (their status in gsi1, which projected every
+ * attribute) to the status index of today: pending and failed ones into gsi2, all out of gsi1. Once
+ * per table, marked done: what the embedded store of an earlier `npm start` holds (no AWS stage ran
+ * that layout). With the caller's own client, as the table's creation is: the service's client is
+ * left untouched until the service uses it. `created`: a table just made, with nothing to move.
+ * Returns how many it moved.
+ */
+export async function moveMessagesToStatusIndex(client: DynamoDBClient, table: string, { created }: { created: boolean }): Promise<number> {
+  const mark = marshall(messageStatusIndexMarkKey);
+  let moved = 0;
+  if (!created && !(await client.send(new GetItemCommand({ TableName: table, Key: mark, ConsistentRead: true }))).Item) {
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await client.send(
+        new ScanCommand({
+          TableName: table,
+          FilterExpression: 'begins_with(sk, :message) AND attribute_exists(gsi1pk)',
+          ProjectionExpression: 'pk, sk, account, webhookId, #status',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: marshall({ ':message': MESSAGE_SORT_KEY_PREFIX }),
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of (page.Items ?? []).map((attributes) => unmarshall(attributes))) {
+        const indexed = item.status === 'pending' || item.status === 'failed';
+        await client.send(
+          new UpdateItemCommand({
+            TableName: table,
+            Key: marshall({ pk: item.pk, sk: item.sk }),
+            UpdateExpression: indexed ? 'SET gsi2pk = :gsi2pk REMOVE gsi1pk, gsi1sk' : 'REMOVE gsi1pk, gsi1sk',
+            ...(indexed ? { ExpressionAttributeValues: marshall({ ':gsi2pk': messageStatusPartition(item.account, item.webhookId, item.status) }) } : {}),
+          }),
+        );
+        moved += 1;
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+  }
+  await client.send(new PutItemCommand({ TableName: table, Item: marshall({ ...messageStatusIndexMarkKey, at: Date.now() }) }));
+  return moved;
 }

@@ -235,8 +235,11 @@ export const messageExpiryIndexKey = (messageId: string, at: number) => ({
   gsi3sk: timeKey(at, messageId),
 });
 
-/** DynamoDB's TTL attribute on AWS: finished messages and attempt slots carry it (Unix seconds). */
+/** DynamoDB's TTL attribute on AWS: finished messages, message bodies, endpoint health and attempt slots carry it (Unix seconds). */
 export const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
+
+/** The TTL value of what is kept for the retention (delivery.retentionDays) from `ms`. */
+export const retentionEndOf = (ms: number) => Math.floor(ms / 1000) + runtimeConfig().delivery.retentionDays * 86_400;
 
 /** The upper bound of a gsi3 Query for what is due (or expired) at `ms`. */
 export const timeKeyBound = (ms: number) => `${String(Math.floor(ms)).padStart(15, '0')}#~`;
@@ -258,6 +261,9 @@ export const apiKeyAccountIndexKey = (account: string, createdAt: string) => ({
   gsi1pk: `${accountPartition(account)}#APIKEYS`,
   gsi1sk: `APIKEY#${createdAt}`,
 });
+
+/** Written once the messages of an earlier layout (their status in gsi1) are in gsi2: an embedded store's layout mark. */
+export const messageStatusIndexMarkKey: TableKey = { pk: 'LAYOUT', sk: 'MESSAGE_STATUS_INDEX' };
 
 /** The table as DynamoDB's CreateTable takes it; the CDK stack declares the same names. */
 export function tableDefinition(tableName: string) {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, stat, truncate, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, stat, truncate, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { useTempDir } from '../support/temp-dir';
@@ -15,10 +15,52 @@ import {
   type RunningServer,
 } from '../support/processes';
 
+// A start costs some 5 s of CPU. One server serves the tests that only look at it running, then,
+// stopped with SIGTERM, those that only read the data directory it leaves (or damage a copy of it).
+// It is made on first use, and anew when wanted running after it was stopped: any test still runs
+// alone, in any order.
+interface SharedServer {
+  dataDir: string;
+  server: Promise<RunningServer>;
+  stopped?: Promise<unknown>;
+}
+let shared: SharedServer | undefined;
+
+function startSharedServer(): SharedServer {
+  const dataDir = freshDataDir();
+  return (shared = { dataDir, server: startServerProcess({ DATA_DIR: dataDir }) });
+}
+
+/** The shared server, running, and its data directory; no test stops or changes either. */
+async function sharedRunningServer(): Promise<{ server: RunningServer; dataDir: string }> {
+  const current = shared && !shared.stopped ? shared : startSharedServer();
+  return { server: await current.server, dataDir: current.dataDir };
+}
+
+/** The data directory of the shared server, stopped with SIGTERM; no test changes it. */
+async function sharedStoppedDataDir(): Promise<string> {
+  const current = shared ?? startSharedServer();
+  current.stopped ??= current.server.then((server) => server.stop('SIGTERM'));
+  await current.stopped;
+  return current.dataDir;
+}
+
+// Declared before the temporary directory's: hooks run in the order declared, so the server stops before its directory goes.
+afterAll(async () => {
+  await (await shared?.server.catch(() => undefined))?.stop('SIGTERM');
+});
+
 const dataDirs = useTempDir('webhooks-supervision-');
 let runs = 0;
 /** A data directory of its own for each server, so that no test holds another's. */
 const freshDataDir = () => path.join(dataDirs(), `data-${(runs += 1)}`);
+
+/** A copy of a stopped server's data directory, for a test to damage. */
+async function copyOfDataDir(dataDir: string): Promise<string> {
+  const copy = freshDataDir();
+  await cp(dataDir, copy, { recursive: true });
+  return copy;
+}
 
 /** The pids of the embedded DynamoDB's process, the gateway's processes and the background work's, from the "started" log line. */
 function childPids(server: RunningServer): { store: number; background: number; gateway: number; all: number[] } {
@@ -137,27 +179,24 @@ describe('npm start runs the embedded DynamoDB, the gateway and the background w
 
 describe('npm start refuses to start, in one structured line', () => {
   it('when another running server holds the data directory, naming its pid', async () => {
-    const dataDir = freshDataDir();
-    const running = await startServerProcess({ DATA_DIR: dataDir });
-    try {
-      const reason = failureReason(await failedStart({ DATA_DIR: dataDir }));
-      expect(reason).toBe(
-        `data directory ${path.join(dataDir, 'dynamodb')} is in use by another process (pid ${running.process.pid}, npm start): ` +
-          'stop it, or give this one its own DATA_DIR',
-      );
-      // The keys CLI, opening the directory itself (nothing on its DYNAMODB_PORT), is told the same.
-      const cli = await runScript('infra/keys-cli.ts', ['list', '--account', 'dev'], { DATA_DIR: dataDir, DYNAMODB_PORT: '1' });
-      expect(cli.code).toBe(1);
-      expect(cli.stderr).toContain(`is in use by another process (pid ${running.process.pid}, npm start)`);
-      expect(cli.stderr).toContain('If that is your server, set DYNAMODB_PORT to its DynamoDB port');
-    } finally {
-      await running.stop('SIGTERM');
-    }
+    const { server: running, dataDir } = await sharedRunningServer();
+    // The keys CLI, opening the directory itself (nothing on its DYNAMODB_PORT), is told the same; both
+    // only try the directory, so they run side by side.
+    const [start, cli] = await Promise.all([
+      failedStart({ DATA_DIR: dataDir }),
+      runScript('infra/keys-cli.ts', ['list', '--account', 'dev'], { DATA_DIR: dataDir, DYNAMODB_PORT: '1' }),
+    ]);
+    expect(failureReason(start)).toBe(
+      `data directory ${path.join(dataDir, 'dynamodb')} is in use by another process (pid ${running.process.pid}, npm start): ` +
+        'stop it, or give this one its own DATA_DIR',
+    );
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain(`is in use by another process (pid ${running.process.pid}, npm start)`);
+    expect(cli.stderr).toContain('If that is your server, set DYNAMODB_PORT to its DynamoDB port');
   });
 
   it('when the data directory is corrupted, saying what and to move it away', async () => {
-    const dataDir = freshDataDir();
-    await (await startServerProcess({ DATA_DIR: dataDir })).stop('SIGTERM');
+    const dataDir = await copyOfDataDir(await sharedStoppedDataDir());
     const store = path.join(dataDir, 'dynamodb');
     for (const file of await readdir(store)) if (file.startsWith('MANIFEST-')) await writeFile(path.join(store, file), 'not a manifest');
     const reason = failureReason(await failedStart({ DATA_DIR: dataDir }));
@@ -165,9 +204,9 @@ describe('npm start refuses to start, in one structured line', () => {
   });
 
   it('when a table file is damaged, which only a read finds, saying what and to move it away', async () => {
-    const dataDir = freshDataDir();
-    // The second start turns the first one's log into a table file.
-    for (let start = 0; start < 2; start += 1) await (await startServerProcess({ DATA_DIR: dataDir, DEV_CHAIN: 'off' })).stop('SIGTERM');
+    const dataDir = await copyOfDataDir(await sharedStoppedDataDir());
+    // A second start turns the first one's log into a table file.
+    await (await startServerProcess({ DATA_DIR: dataDir, DEV_CHAIN: 'off' })).stop('SIGTERM');
     const store = path.join(dataDir, 'dynamodb');
     const tableFiles = (await readdir(store)).filter((file) => file.endsWith('.ldb'));
     expect(tableFiles).not.toHaveLength(0);
@@ -224,8 +263,7 @@ describe('npm start refuses to start, in one structured line', () => {
 
 describe('the page-token key file', () => {
   it('is written with mode 0600 and no temporary file left beside it', async () => {
-    const dataDir = freshDataDir();
-    await (await startServerProcess({ DATA_DIR: dataDir })).stop('SIGTERM');
+    const dataDir = await sharedStoppedDataDir();
     expect((await stat(path.join(dataDir, 'page-token.key'))).mode & 0o777).toBe(0o600);
     expect((await readdir(dataDir)).filter((file) => file.endsWith('.tmp'))).toEqual([]);
   });

@@ -1,4 +1,3 @@
-import { originOf } from '../../../lib/store/endpoint-health';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { LocalDeliveryQueue } from '../../../infra/local/local-queue';
 import { consumeDeliveries } from '../../../lib/deliveries/consumer';
@@ -7,6 +6,7 @@ import type { QueuedDelivery, QueueRecord } from '../../../lib/deliveries/queue'
 import * as batch from '../../../lib/store/batch';
 import { getMessage } from '../../../lib/store/messages';
 import { createWebhook } from '../../../lib/webhooks/webhooks';
+import { originOf } from '../../../lib/store/endpoint-health';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
 import { startReceiver, type Receiver } from '../../support/receiver';

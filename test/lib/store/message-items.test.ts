@@ -1,20 +1,22 @@
 import { recordNotifications, listDeliveries } from '../../../lib/deliveries/messages';
 import { NO_QUEUE } from '../../../lib/deliveries/queue';
+import { prepareDelivery } from '../../../lib/deliveries/deliver';
 import { runtimeConfig } from '../../../lib/config/runtime';
-import { tableName } from '../../../lib/store/client';
-import { getItem } from '../../../lib/store/items';
+import { dynamoDb, tableName } from '../../../lib/store/client';
+import { deleteItem, getItem, updateItem } from '../../../lib/store/items';
 import {
   claimMessage,
   DELIVERED_LOOKED_AT_PER_CALL,
   getMessage,
+  moveMessagesToStatusIndex,
   parkMessage,
   queryMessages,
+  queryParkedMessages,
   recordAttempt,
-  retentionEndOf,
   type MessageRef,
 } from '../../../lib/store/messages';
 import { inChunks } from '../../../lib/store/batch';
-import { messageBodyKey, messageKey, messageStatusPartition } from '../../../lib/store/table';
+import { messageBodyKey, messageKey, messageStatusIndexMarkKey, messageStatusPartition, retentionEndOf } from '../../../lib/store/table';
 import { createWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
@@ -91,7 +93,7 @@ it('moves a finished message to the expiry entries where the store has no TTL, a
 it("keeps a parked message's body past the retention while it waits, and lets it expire with the message once finished", async () => {
   const [ref] = await record(await newWebhook());
   const message = (await getMessage(ref!))!;
-  expect(await parkMessage(ref!, message.nextAttemptAt!, Date.now())).toBe(true);
+  expect(await parkMessage(message, message.nextAttemptAt!, Date.now())).toBe(true);
   expect((await bodyItemOf(ref!))!.expiresAt).toBeUndefined();
   expect((await getMessage(ref!))!.bodyKept).toBe(true);
   await finish(ref!, 'succeeded');
@@ -114,3 +116,67 @@ it('lists delivered messages past at most a bounded number of others a call: a s
   expect(second.deliveries.map((delivery) => delivery.messageId)).toEqual([older!.messageId]);
   expect(second.nextPageToken).toBeUndefined();
 }, 60_000);
+
+it('deletes a pending message whose body has expired instead of taking it up again and again', async () => {
+  const [ref] = await record(await newWebhook());
+  await deleteItem({ TableName: tableName(), Key: messageBodyKey(ref!.account, ref!.webhookId, ref!.messageId) });
+  expect(await prepareDelivery(ref!, NO_QUEUE)).toEqual({ kind: 'none' });
+  expect(await stateOf(ref!)).toBeUndefined();
+});
+
+it('gives a body its expiry back when its message could not be parked (an attempt holds it)', async () => {
+  const [ref] = await record(await newWebhook());
+  const message = (await getMessage(ref!))!;
+  const now = Date.now();
+  expect(await claimMessage(ref!, message.nextAttemptAt!, now, now + 15_000, message.sweepAt)).toBe(true);
+  expect(await parkMessage(message, message.nextAttemptAt!, now)).toBe(false);
+  expect((await bodyItemOf(ref!))!.expiresAt).toBe(retentionEndOf(message.createdAt));
+});
+
+it('lets a body kept for a parking expire when the message finishes, even if the attempt read it before it was parked', async () => {
+  const [ref] = await record(await newWebhook());
+  const stale = (await getMessage(ref!))!;
+  expect(await parkMessage(stale, stale.nextAttemptAt!, Date.now())).toBe(true);
+  expect((await bodyItemOf(ref!))!.expiresAt).toBeUndefined();
+  const now = Date.now();
+  expect(await claimMessage(ref!, stale.nextAttemptAt!, now, now + 15_000)).toBe(true);
+  const attempt = { attemptedAt: now, trigger: 'scheduled' as const, statusCode: 200, durationMs: 3 };
+  expect(await recordAttempt(stale, now + 15_000, attempt, { status: 'succeeded', expiresAt: retentionEndOf(stale.createdAt) })).toBe(true);
+  expect((await bodyItemOf(ref!))!.expiresAt).toBe(retentionEndOf(stale.createdAt));
+});
+
+it('reads a message recorded before bodies had an item of their own, its body inline, and sends it', async () => {
+  const [ref] = await record(await newWebhook());
+  const body = (await getMessage(ref!))!.body;
+  await deleteItem({ TableName: tableName(), Key: messageBodyKey(ref!.account, ref!.webhookId, ref!.messageId) });
+  await updateItem({ TableName: tableName(), Key: messageKey(ref!.account, ref!.webhookId, ref!.messageId), UpdateExpression: 'SET body = :body', ExpressionAttributeValues: { ':body': body } });
+  expect((await getMessage(ref!))!.body).toBe(body);
+  const prepared = await prepareDelivery(ref!, NO_QUEUE);
+  if (prepared.kind !== 'ready') throw new Error('not ready');
+  expect(prepared.delivery.message.body).toBe(body);
+});
+
+it("moves the messages of an earlier layout (status in gsi1) to the status index once: a parked one is resumed, a failed one listed", async () => {
+  const webhook = await newWebhook();
+  const [parked, failed, delivered] = await record(webhook, 3);
+  const message = (await getMessage(parked!))!;
+  expect(await parkMessage(message, message.nextAttemptAt!, Date.now())).toBe(true);
+  await finish(failed!, 'failed');
+  await finish(delivered!, 'succeeded');
+  const legacy = async (ref: MessageRef, status: string) =>
+    updateItem({
+      TableName: tableName(),
+      Key: messageKey(ref.account, ref.webhookId, ref.messageId),
+      UpdateExpression: 'SET gsi1pk = :gsi1pk, gsi1sk = :gsi1sk REMOVE gsi2pk',
+      ExpressionAttributeValues: { ':gsi1pk': `${messageKey(ref.account, ref.webhookId, '').pk}#${status}`, ':gsi1sk': `MESSAGE#${ref.messageId}` },
+    });
+  await Promise.all([legacy(parked!, 'pending'), legacy(failed!, 'failed'), legacy(delivered!, 'succeeded')]);
+  await deleteItem({ TableName: tableName(), Key: messageStatusIndexMarkKey });
+  expect((await queryParkedMessages(webhook.account, webhook.webhookId)).messages).toEqual([]);
+
+  expect(await moveMessagesToStatusIndex(dynamoDb(), tableName(), { created: false })).toBeGreaterThanOrEqual(3);
+  expect((await queryParkedMessages(webhook.account, webhook.webhookId)).messages.map((moved) => moved.messageId)).toEqual([parked!.messageId]);
+  expect((await queryMessages({ ...webhook, status: 'failed', limit: 10 })).messages.map((moved) => moved.messageId)).toEqual([failed!.messageId]);
+  for (const ref of [parked!, failed!, delivered!]) expect((await stateOf(ref))!.gsi1pk).toBeUndefined();
+  expect(await moveMessagesToStatusIndex(dynamoDb(), tableName(), { created: false })).toBe(0);
+});
