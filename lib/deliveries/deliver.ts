@@ -135,7 +135,7 @@ export interface AttemptContext {
  * records what happened and what follows (success, the next attempt of the schedule, queued for its
  * time, or failure, which deactivates the webhook), and logs it.
  */
-export async function attemptDelivery({ message, webhook, secrets }: Delivery, { queue, log = logger, resolve }: AttemptContext): Promise<Attempted> {
+export async function attemptDelivery({ message, webhook, secrets, origin }: Delivery, { queue, log = logger, resolve }: AttemptContext): Promise<Attempted> {
   const config = runtimeConfig();
   const settings = config.delivery;
   const startedAt = Date.now();
@@ -183,7 +183,7 @@ export async function attemptDelivery({ message, webhook, secrets }: Delivery, {
     next: result.status,
   });
   if (recorded && result.status === 'pending') {
-    await queue.send([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: result.nextAttemptAt, origin: originOf(webhook.url) }]);
+    await queue.send([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: result.nextAttemptAt, origin }]);
   }
   return { attempt, delivered: outcome.delivered };
 }
