@@ -1,21 +1,11 @@
-import { createServer, type AddressInfo } from 'node:net';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { useTempDir } from '../support/temp-dir';
 import { webhookInput } from '../support/factories';
+import { freePort } from '../support/npm-start';
 import { logLines, runScript, startServerProcess, type RunningServer } from '../support/processes';
 
 const KEY_PATTERN = /whk_[A-Za-z0-9_-]{43}/;
-
-/** A port nothing listens on (the OS hands out a free one and it is closed again). */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function call(server: RunningServer, key: string, method: string, urlPath: string, body?: unknown) {
   const response = await fetch(`${server.url}${urlPath}`, {
