@@ -6,7 +6,7 @@ import { runtimeConfig } from '../../lib/config/runtime';
 import { canonicalBody, canonicalJson, signatureHeaders } from '../../lib/deliveries/signing';
 import { USER_AGENT } from '../../lib/deliveries/user-agent';
 import { dynamoDb, tableName } from '../../lib/store/client';
-import { endpointHealthKey, messageBodyKey, messageDueIndexKey, messageExpiryIndexKey, messageKey, messageStatusPartition, sharedSecretKey, webhookKey } from '../../lib/store/table';
+import { endpointHealthKey, messageBodyKey, messageDueIndexKey, messageExpiryIndexKey, messageKey, sharedSecretKey, webhookKey } from '../../lib/store/table';
 import { originOf } from '../../lib/store/endpoint-health';
 import { uuidv7Time } from '../../lib/uuid';
 
@@ -102,7 +102,6 @@ export class DeliveryFloor {
         Item: {
           pk: S(key.pk),
           sk: S(key.sk),
-          gsi2pk: S(messageStatusPartition(this.account, target.webhookId, 'pending')),
           gsi3pk: S(due.gsi3pk),
           gsi3sk: S(due.gsi3sk),
           account: S(this.account),

@@ -207,7 +207,6 @@ export async function putNewMessage({ event, ...message }: NewMessage): Promise<
       TableName: tableName(),
       Item: {
         ...keyOf(message),
-        [GSI2.partitionKey]: messageStatusPartition(message.account, message.webhookId, 'pending'),
         ...messageDueIndexKey(message.messageId, message.sweepAt!),
         ...message,
       },
@@ -293,16 +292,11 @@ export async function recordAttempt(message: MessageState, claimedUntil: number,
   const set = ['#status = :status', 'attempts = :attempts', 'scheduledAttempts = :scheduled', 'attemptLog = :log'];
   const remove = ['manual', 'claimedUntil', 'waitingForActivation'];
   if (result.status === 'pending') {
-    // Pending in gsi2 already (an unchanged key writes no index entry), unless recorded before it existed there.
     const due = messageDueIndexKey(message.messageId, result.sweepAt);
-    set.push('nextAttemptAt = :next', 'sweepAt = :sweepAt', 'gsi2pk = :gsi2pk', 'gsi3pk = :gsi3pk', 'gsi3sk = :gsi3sk');
-    Object.assign(values, {
-      ':next': result.nextAttemptAt,
-      ':sweepAt': result.sweepAt,
-      ':gsi2pk': messageStatusPartition(message.account, message.webhookId, 'pending'),
-      ':gsi3pk': due.gsi3pk,
-      ':gsi3sk': due.gsi3sk,
-    });
+    set.push('nextAttemptAt = :next', 'sweepAt = :sweepAt', 'gsi3pk = :gsi3pk', 'gsi3sk = :gsi3sk');
+    Object.assign(values, { ':next': result.nextAttemptAt, ':sweepAt': result.sweepAt, ':gsi3pk': due.gsi3pk, ':gsi3sk': due.gsi3sk });
+    // In gsi2 only if an earlier version put it there (removing an absent key writes nothing).
+    remove.push(GSI2.partitionKey);
   } else {
     set.push('expiresAt = :expiresAt');
     values[':expiresAt'] = result.expiresAt;
@@ -393,18 +387,20 @@ export async function rescheduleMessage(ref: MessageRef, options: RescheduleOpti
   const due = messageDueIndexKey(ref.messageId, options.sweepAt);
   const values: Item = {
     ':pending': 'pending',
-    ':gsi2pk': messageStatusPartition(ref.account, ref.webhookId, 'pending'),
     ':gsi3pk': due.gsi3pk,
     ':gsi3sk': due.gsi3sk,
     ':at': options.at,
     ':sweepAt': options.sweepAt,
     ':now': options.now,
   };
-  let update = 'SET #status = :pending, gsi2pk = :gsi2pk, gsi3pk = :gsi3pk, gsi3sk = :gsi3sk, nextAttemptAt = :at, sweepAt = :sweepAt';
+  let update = 'SET #status = :pending, gsi3pk = :gsi3pk, gsi3sk = :gsi3sk, nextAttemptAt = :at, sweepAt = :sweepAt';
   if (options.manual) update += ', manual = :true';
-  if (options.waitingForActivation) update += ', waitingForActivation = :true';
+  if (options.waitingForActivation) {
+    update += ', waitingForActivation = :true, gsi2pk = :gsi2pk';
+    values[':gsi2pk'] = messageStatusPartition(ref.account, ref.webhookId, 'pending');
+  }
   if (options.manual || options.waitingForActivation) values[':true'] = true;
-  update += options.waitingForActivation ? ' REMOVE claimedUntil, expiresAt' : ' REMOVE claimedUntil, expiresAt, waitingForActivation';
+  update += options.waitingForActivation ? ' REMOVE claimedUntil, expiresAt' : ' REMOVE claimedUntil, expiresAt, waitingForActivation, gsi2pk';
   let condition = `attribute_exists(pk) AND ${UNCLAIMED}`;
   if (options.seenNextAttemptAt !== undefined) {
     condition += ' AND nextAttemptAt = :seen';
@@ -428,7 +424,8 @@ export async function rescheduleMessage(ref: MessageRef, options: RescheduleOpti
 
 /**
  * Parks a pending message whose webhook is inactive: out of the due-time index, so that it costs
- * nothing while it waits, until the webhook's activation queues it again (`resumeWebhookMessages`).
+ * nothing while it waits, and into gsi2, where the webhook's activation finds it to queue it again
+ * (lib/deliveries/resume.ts).
  * Conditioned like a claim: no attempt holds it and it is as the caller read it. Its body is kept
  * past the retention while it waits, as its state is: told so first, so that a crash never leaves a
  * parked message with a body that expires; given its expiry back if the message was not parked.
@@ -439,10 +436,16 @@ export async function parkMessage(ref: MessageRef & { createdAt: number }, seenN
     updateItem({
       TableName: tableName(),
       Key: keyOf(ref),
-      UpdateExpression: 'SET waitingForActivation = :true, bodyKept = :true REMOVE gsi3pk, gsi3sk, sweepAt, claimedUntil',
+      UpdateExpression: 'SET waitingForActivation = :true, bodyKept = :true, gsi2pk = :gsi2pk REMOVE gsi3pk, gsi3sk, sweepAt, claimedUntil',
       ConditionExpression: `#status = :pending AND nextAttemptAt = :seen AND ${UNCLAIMED}`,
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':true': true, ':pending': 'pending', ':seen': seenNextAttemptAt, ':now': now },
+      ExpressionAttributeValues: {
+        ':true': true,
+        ':gsi2pk': messageStatusPartition(ref.account, ref.webhookId, 'pending'),
+        ':pending': 'pending',
+        ':seen': seenNextAttemptAt,
+        ':now': now,
+      },
     }),
   );
   if (!parked) await setBodyExpiry(ref, retentionEndOf(ref.createdAt));
@@ -505,22 +508,23 @@ export interface MessagePage {
   messages: MessageState[];
   /**
    * When fewer than `limit` came back but more may follow: the last message looked at, where the
-   * next page starts. Delivered messages are read from the log, past the others: a call looks at
-   * DELIVERED_LOOKED_AT_PER_CALL at most.
+   * next page starts. Pending and delivered messages are read from the log, past the others: a call
+   * looks at LOOKED_AT_PER_CALL at most.
    */
   lookedUpTo?: string;
 }
 
-/** How many messages of the log one call for delivered ones reads past at most: a bounded cost whatever the log holds. */
-export const DELIVERED_LOOKED_AT_PER_CALL = 1000;
+/** How many messages of the log one call for pending or delivered ones reads past at most: a bounded cost whatever the log holds. */
+export const LOOKED_AT_PER_CALL = 1000;
 
 /**
- * Up to `limit` messages of the webhook, newest first: all of them from the log; pending and failed
- * ones from gsi2; delivered ones from the log, past the others.
+ * Up to `limit` messages of the webhook, newest first: all of them from the log; failed ones from
+ * gsi2; pending and delivered ones from the log, past the others.
  */
 export async function queryMessages(query: MessagePageQuery): Promise<MessagePage> {
   const { account, webhookId, status, limit, afterId, fromId } = query;
-  const indexed = status === 'pending' || status === 'failed';
+  const indexed = status === 'failed';
+  const filtered = status === 'pending' || status === 'succeeded';
   const keys = indexed ? { partitionKey: GSI2.partitionKey, sortKey: TABLE_KEYS.sortKey } : TABLE_KEYS;
   const partition = indexed ? messageStatusPartition(account, webhookId, status) : messageKey(account, webhookId, '').pk;
   let startKey: Item | undefined;
@@ -532,20 +536,20 @@ export async function queryMessages(query: MessagePageQuery): Promise<MessagePag
   const values: Item = { ':pk': partition };
   if (fromId === undefined) values[':prefix'] = MESSAGE_SORT_KEY_PREFIX;
   else Object.assign(values, { ':from': `${MESSAGE_SORT_KEY_PREFIX}${fromId}`, ':to': `${MESSAGE_SORT_KEY_PREFIX}~` });
-  if (status === 'succeeded') values[':status'] = status;
+  if (filtered) values[':status'] = status;
   const messages: MessageState[] = [];
   let lookedAt = 0;
-  // Delivered ones: as many looked at as are wanted, twice that if too few were, and so on, up to the bound.
+  // Filtered ones: as many looked at as are wanted, twice that if too few were, and so on, up to the bound.
   for (let round = 0; ; round += 1) {
     const wanted = limit - messages.length;
-    const budget = status === 'succeeded' ? Math.min(DELIVERED_LOOKED_AT_PER_CALL - lookedAt, wanted * 2 ** round) : wanted;
+    const budget = filtered ? Math.min(LOOKED_AT_PER_CALL - lookedAt, wanted * 2 ** round) : wanted;
     const page = await queryItems({
       TableName: tableName(),
       IndexName: indexed ? GSI2.indexName : undefined,
       ConsistentRead: indexed ? undefined : true,
       KeyConditionExpression: `${keys.partitionKey} = :pk AND ${range}`,
-      FilterExpression: status === 'succeeded' ? '#status = :status' : undefined,
-      ExpressionAttributeNames: status === 'succeeded' ? { '#status': 'status' } : undefined,
+      FilterExpression: filtered ? '#status = :status' : undefined,
+      ExpressionAttributeNames: filtered ? { '#status': 'status' } : undefined,
       ExpressionAttributeValues: values,
       ScanIndexForward: false,
       Limit: budget,
@@ -555,7 +559,7 @@ export async function queryMessages(query: MessagePageQuery): Promise<MessagePag
     const found = indexed ? await statesOf(page.items, (message) => message.status === status) : page.items.map(toMessageState);
     messages.push(...found.slice(0, limit - messages.length));
     startKey = page.lastEvaluatedKey;
-    if (!startKey || messages.length >= limit || (status === 'succeeded' && lookedAt >= DELIVERED_LOOKED_AT_PER_CALL)) break;
+    if (!startKey || messages.length >= limit || (filtered && lookedAt >= LOOKED_AT_PER_CALL)) break;
   }
   const lookedUpTo = startKey && messages.length < limit ? String(startKey[TABLE_KEYS.sortKey]).slice(MESSAGE_SORT_KEY_PREFIX.length) : undefined;
   return lookedUpTo === undefined ? { messages } : { messages, lookedUpTo };
@@ -612,7 +616,7 @@ export async function deleteExpiredMessage(ref: MessageRef, now: number): Promis
 
 /**
  * Moves the messages an earlier version recorded (their status in gsi1, which projected every
- * attribute) to the status index of today: pending and failed ones into gsi2, all out of gsi1. Once
+ * attribute) to the status index of today: failed and parked ones into gsi2, all out of gsi1. Once
  * per table, marked done: what the embedded store of an earlier `npm start` holds (no AWS stage ran
  * that layout). With the caller's own client, as the table's creation is: the service's client is
  * left untouched until the service uses it. `created`: a table just made, with nothing to move.
@@ -628,14 +632,14 @@ export async function moveMessagesToStatusIndex(client: DynamoDBClient, table: s
         new ScanCommand({
           TableName: table,
           FilterExpression: 'begins_with(sk, :message) AND attribute_exists(gsi1pk)',
-          ProjectionExpression: 'pk, sk, account, webhookId, #status',
+          ProjectionExpression: 'pk, sk, account, webhookId, #status, waitingForActivation',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: marshall({ ':message': MESSAGE_SORT_KEY_PREFIX }),
           ExclusiveStartKey: startKey,
         }),
       );
       for (const item of (page.Items ?? []).map((attributes) => unmarshall(attributes))) {
-        const indexed = item.status === 'pending' || item.status === 'failed';
+        const indexed = item.status === 'failed' || (item.status === 'pending' && item.waitingForActivation === true);
         await client.send(
           new UpdateItemCommand({
             TableName: table,

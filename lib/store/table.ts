@@ -42,8 +42,10 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * state's ids): a write is billed by the size of the whole item it changes. Message ids carry their
  * creation time in their first 48 bits (UUIDv7), so `MESSAGE#<id>` sorts by creation time: a
  * descending Query reads a webhook's log newest first. gsi2 (sparse, keys only, sorted by the
- * table's sort key) is the status index of messages not delivered: pending and failed ones, newest
- * first; a delivered message leaves it, and the log's delivered ones are read from the table. gsi3
+ * table's sort key) holds the messages that may wait for long: failed ones (`#failed`), and pending
+ * ones parked while their webhook is inactive (`#pending`), newest first. Every other message stays
+ * out of it, so that one delivered on its first attempt writes no entry there: the log's pending and
+ * delivered ones are read from the table, filtered on their status. gsi3
  * (sparse, keys only) is the due-time index: a pending message sits under `DUE#<shard>` at the time
  * the sweep should take it up; where the store has no TTL (the embedded one), a finished one sits
  * under `EXPIRES#<shard>` at the time it expires, for the local sweep that deletes it.
@@ -210,7 +212,7 @@ export const messageBodyKey = (account: string, webhookId: string, messageId: st
   sk: `B#${messageId}`,
 });
 
-/** Where a message not delivered sits in gsi2: under its webhook and status (`pending` or `failed`), newest first. */
+/** Where a failed message, or a pending one parked while its webhook is inactive, sits in gsi2: under its webhook and status, newest first. */
 export const messageStatusPartition = (account: string, webhookId: string, status: 'pending' | 'failed') => `${webhookMessagesPartition(account, webhookId)}#${status}`;
 
 /**

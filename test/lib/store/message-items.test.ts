@@ -6,13 +6,14 @@ import { dynamoDb, tableName } from '../../../lib/store/client';
 import { deleteItem, getItem, updateItem } from '../../../lib/store/items';
 import {
   claimMessage,
-  DELIVERED_LOOKED_AT_PER_CALL,
+  LOOKED_AT_PER_CALL,
   getMessage,
   moveMessagesToStatusIndex,
   parkMessage,
   queryMessages,
   queryParkedMessages,
   recordAttempt,
+  rescheduleMessage,
   type MessageRef,
 } from '../../../lib/store/messages';
 import { inChunks } from '../../../lib/store/batch';
@@ -57,18 +58,29 @@ it('records a message as a state item and a body item (the event compressed, exp
   expect(JSON.parse(message.body)).toEqual({ event: { transaction: { index: 0 } }, eventType: 'address_activity', messageId: ref!.messageId, webhookId: ref!.webhookId });
 });
 
-it('keeps a message in the status index while pending or failed, and takes it out once delivered', async () => {
+it('leaves a message out of the status index until it fails: delivered or retrying, it is listed from the log; retried by hand, it leaves the index again', async () => {
   const webhook = await newWebhook();
-  const [delivered, failed] = await record(webhook, 2);
-  expect((await stateOf(delivered!))!.gsi2pk).toBe(messageStatusPartition(webhook.account, webhook.webhookId, 'pending'));
+  const [delivered, failed, retrying] = await record(webhook, 3);
+  for (const ref of [delivered!, failed!, retrying!]) expect((await stateOf(ref))!.gsi2pk).toBeUndefined();
   await finish(delivered!, 'succeeded');
   await finish(failed!, 'failed');
+  const message = (await getMessage(retrying!))!;
+  const now = Date.now();
+  expect(await claimMessage(retrying!, message.nextAttemptAt!, now, now + 15_000, message.sweepAt)).toBe(true);
+  const attempt = { attemptedAt: now, trigger: 'scheduled' as const, statusCode: 500, durationMs: 3 };
+  expect(await recordAttempt(message, now + 15_000, attempt, { status: 'pending', nextAttemptAt: now + 60_000, sweepAt: now + 120_000 })).toBe(true);
   expect((await stateOf(delivered!))!.gsi2pk).toBeUndefined();
+  expect((await stateOf(retrying!))!.gsi2pk).toBeUndefined();
   expect((await stateOf(failed!))!.gsi2pk).toBe(messageStatusPartition(webhook.account, webhook.webhookId, 'failed'));
-  const ids = async (status: 'pending' | 'succeeded' | 'failed') => (await queryMessages({ ...webhook, status, limit: 10 })).messages.map((message) => message.messageId);
+  const ids = async (status: 'pending' | 'succeeded' | 'failed') => (await queryMessages({ ...webhook, status, limit: 10 })).messages.map((listed) => listed.messageId);
   expect(await ids('succeeded')).toEqual([delivered!.messageId]);
   expect(await ids('failed')).toEqual([failed!.messageId]);
-  expect(await ids('pending')).toEqual([]);
+  expect(await ids('pending')).toEqual([retrying!.messageId]);
+
+  expect(await rescheduleMessage(failed!, { at: now, sweepAt: now + 60_000, now, manual: true, seenStatus: 'failed' })).toBe(true);
+  expect((await stateOf(failed!))!.gsi2pk).toBeUndefined();
+  expect(await ids('failed')).toEqual([]);
+  expect(await ids('pending')).toEqual([retrying!.messageId, failed!.messageId]);
 });
 
 it('moves a finished message to the expiry entries where the store has no TTL, and out of the due-time index where it has', async () => {
@@ -106,7 +118,7 @@ it('lists delivered messages past at most a bounded number of others a call: a s
   const [older] = await record(webhook);
   await finish(older!, 'succeeded');
   const newer: MessageRef[] = [];
-  await inChunks(Array.from({ length: DELIVERED_LOOKED_AT_PER_CALL + 10 }, (_, index) => index), 50, 4, async (chunk) => {
+  await inChunks(Array.from({ length: LOOKED_AT_PER_CALL + 10 }, (_, index) => index), 50, 4, async (chunk) => {
     newer.push(...(await record(webhook, chunk.length)));
   });
   const first = await listDeliveries(webhook.account, webhook.webhookId, { pageSize: 10, status: 'succeeded' });
