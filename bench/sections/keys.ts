@@ -10,7 +10,7 @@ import { recordNotifications } from '../../lib/deliveries/messages';
 import type { Webhook } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { inChunks, writeItems } from '../../lib/store/batch';
-import { dueIndexShards } from '../../lib/store/table';
+import { dueIndexShards, messagePartitions } from '../../lib/store/table';
 import { webhookItem } from '../../lib/store/webhooks';
 import { uuidv7Time } from '../../lib/uuid';
 import { originOf } from '../../lib/store/endpoint-health';
@@ -193,11 +193,14 @@ function report(loads: PartitionLoad[], notifications: number, hot: HotShares, p
     const detail = `${name(hottest)}; the hot webhook at ${percent(hot.count)} of the stage, its account at ${percent(hot.accountCount)}`;
     for (const rate of STAGE_RATES) figures.push(figure(SECTION, `hottest ${index} key at ${rate / 1000}k/s`, Math.round(each(hottest.wcu) * rate), 'WCU/s', undefined, detail));
   }
-  const hotMessages = loads.find((load) => load.index === 'table' && load.partition.endsWith(`${hot.target.webhook.id}#MESSAGES`));
-  if (hotMessages && hot.count > 0) {
-    const perHot = hotMessages.wcu / hot.count;
-    figures.push(figure(SECTION, 'one webhook: message partition WCU per notification', Number(perHot.toFixed(2)), 'WCU'));
-    figures.push(figure(SECTION, 'one webhook: ceiling of its message partition', Math.round(PARTITION_WCU / perHot), 'notifications/s', undefined, '1 000 WCU/s over its writes per notification'));
+  const hotLog = new Set(messagePartitions(hot.target.account, hot.target.webhook.id));
+  const hotMessages = loads.filter((load) => load.index === 'table' && hotLog.has(load.partition));
+  if (hotMessages.length > 0 && hot.count > 0) {
+    const total = hotMessages.reduce((sum, load) => sum + load.wcu, 0) / hot.count;
+    const perHot = Math.max(...hotMessages.map((load) => load.wcu)) / hot.count;
+    const skew = (perHot * hotLog.size) / total;
+    figures.push(figure(SECTION, "one webhook: its log's WCU per notification, all partitions", Number(total.toFixed(2)), 'WCU', undefined, `over ${hotLog.size} partitions`));
+    figures.push(figure(SECTION, 'one webhook: ceiling of its hottest log partition', Math.round(PARTITION_WCU / perHot), 'notifications/s', undefined, `1 000 WCU/s over that partition's ${perHot.toFixed(2)} WCU per notification, ${skew.toFixed(2)}x the mean`));
   }
   const accountItems = loads.find((load) => load.index === 'table' && load.partition === `ACCOUNT#${hot.target.account}`);
   if (accountItems && hot.accountCount > 0) {

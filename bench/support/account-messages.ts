@@ -1,7 +1,7 @@
 import { tableName } from '../../lib/store/client';
 import { writeItems } from '../../lib/store/batch';
 import { queryAllItems } from '../../lib/store/items';
-import { MESSAGE_SORT_KEY_PREFIX, messageKey } from '../../lib/store/table';
+import { MESSAGE_SORT_KEY_PREFIX, messagePartitions } from '../../lib/store/table';
 
 export interface AccountMessages {
   messages: number;
@@ -17,11 +17,11 @@ export interface AccountMessages {
 export async function takeAccountMessages(account: string, webhookIds: string[]): Promise<AccountMessages> {
   const counts: AccountMessages = { messages: 0, attempts: 0, byStatus: {} };
   const keys: Array<{ pk: string; sk: string }> = [];
-  for (const webhookId of webhookIds) {
+  for (const partition of webhookIds.flatMap((webhookId) => messagePartitions(account, webhookId))) {
     const { items } = await queryAllItems({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': messageKey(account, webhookId, '').pk, ':prefix': MESSAGE_SORT_KEY_PREFIX },
+      ExpressionAttributeValues: { ':pk': partition, ':prefix': MESSAGE_SORT_KEY_PREFIX },
       ProjectionExpression: 'pk, sk, attempts, #status',
       ExpressionAttributeNames: { '#status': 'status' },
       ConsistentRead: true,

@@ -1,14 +1,12 @@
 import { QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { dynamoDb, tableName } from '../../lib/store/client';
-import { messageKey, TABLE_KEYS } from '../../lib/store/table';
+import { MESSAGE_SORT_KEY_PREFIX, messagePartitions, TABLE_KEYS } from '../../lib/store/table';
 import type { Target } from './notification-load';
 
 /** Messages of the webhooks with ids in `range` that are recorded as succeeded, counted in their logs. */
 export async function succeededCount(account: string, targets: Target[], [from, to]: [string, string]): Promise<number> {
   let count = 0;
-  for (const { webhookId } of targets) {
-    const low = messageKey(account, webhookId, from);
-    const high = messageKey(account, webhookId, to);
+  for (const partition of targets.flatMap(({ webhookId }) => messagePartitions(account, webhookId))) {
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       const page = await dynamoDb().send(
@@ -17,7 +15,7 @@ export async function succeededCount(account: string, targets: Target[], [from, 
           KeyConditionExpression: `${TABLE_KEYS.partitionKey} = :pk AND ${TABLE_KEYS.sortKey} BETWEEN :from AND :to`,
           FilterExpression: '#status = :succeeded',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':pk': { S: low.pk }, ':from': { S: low.sk }, ':to': { S: high.sk }, ':succeeded': { S: 'succeeded' } },
+          ExpressionAttributeValues: { ':pk': { S: partition }, ':from': { S: `${MESSAGE_SORT_KEY_PREFIX}${from}` }, ':to': { S: `${MESSAGE_SORT_KEY_PREFIX}${to}` }, ':succeeded': { S: 'succeeded' } },
           Select: 'COUNT',
           ExclusiveStartKey: startKey,
         }),

@@ -5,7 +5,7 @@ import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, wa
 import dynalite from 'dynalite';
 import { Level } from 'level';
 import { createDynamoDbClient } from '../../lib/store/client';
-import { moveMessagesToStatusIndex } from '../../lib/store/messages';
+import { moveMessagesToStatusIndex, spreadMessagePartitions } from '../../lib/store/messages';
 import { tableDefinition } from '../../lib/store/table';
 import { readKeyFile } from './key-file';
 import { StartupError } from './startup-error';
@@ -165,6 +165,7 @@ export async function ensureTable(tableName: string): Promise<'created' | 'exist
       );
     }
     await moveMessagesToStatusIndex(client, tableName, { created: false });
+    await spreadMessagePartitions(client, tableName, { created: false });
     return 'exists';
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
@@ -172,5 +173,6 @@ export async function ensureTable(tableName: string): Promise<'created' | 'exist
   await client.send(new CreateTableCommand(definition));
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: tableName });
   await moveMessagesToStatusIndex(client, tableName, { created: true });
+  await spreadMessagePartitions(client, tableName, { created: true });
   return 'created';
 }

@@ -9,7 +9,7 @@ import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { CLAIM_MARGIN_MS } from './deliver';
 import { MAX_QUEUE_DELAY_SECONDS } from './queue';
-import { releaseSlot, takeSlot } from '../store/attempt-slots';
+import { freeSlots, releaseSlot, takeFreeSlot } from '../store/attempt-slots';
 import { recordEndpointOutcome, releaseProbe, takeProbe, type EndpointHealth, type EndpointRef } from '../store/endpoint-health';
 import type { MessageRef } from '../store/messages';
 import { accountSlotScope, hostSlotScope } from '../store/table';
@@ -106,14 +106,21 @@ export async function admitAttempt(request: AdmissionRequest, endpoint: Endpoint
     { limit: 'perAccount', scope: accountSlotScope(account), capacity: settings.concurrency.perAccount },
     { limit: 'perHost', scope: hostSlotScope(account, host), capacity: settings.concurrency.perHost },
   ] as const;
+  const putOff = async (limit: (typeof pools)[number]['limit'], slots: HeldSlot[]): Promise<Admission> => {
+    await freeAll(ref, messageId, slots, probe);
+    const wait = timeoutMs * PUT_OFF_TIMEOUT_FRACTION * 2 ** Math.min(deferrals, MAX_PUT_OFF_DOUBLINGS) * jitter(0.5, 1.5);
+    return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) };
+  };
+  // Both pools are read before either is written: a refusal, what a busy endpoint's backlog mostly
+  // gets, then writes nothing. They are taken one after the other: takers at once that each won a
+  // slot of a different pool would all give them back.
+  const free = await Promise.all(pools.map(({ scope, capacity }) => freeSlots(scope, capacity, now)));
+  const full = pools.find((_, index) => free[index]!.length === 0);
+  if (full) return putOff(full.limit, []);
   const slots: HeldSlot[] = [];
-  for (const { limit, scope, capacity } of pools) {
-    const slot = await takeSlot(scope, capacity, messageId, until, now);
-    if (slot === undefined) {
-      await freeAll(ref, messageId, slots, probe);
-      const putOff = timeoutMs * PUT_OFF_TIMEOUT_FRACTION * 2 ** Math.min(deferrals, MAX_PUT_OFF_DOUBLINGS) * jitter(0.5, 1.5);
-      return { admitted: false, limit, retryAt: now + Math.round(Math.min(putOff, MAX_PUT_OFF_MS)) };
-    }
+  for (const [index, { limit, scope }] of pools.entries()) {
+    const slot = await takeFreeSlot(scope, free[index]!, messageId, until, now);
+    if (slot === undefined) return putOff(limit, slots);
     slots.push({ scope, slot });
   }
   return admitted(ref, endpoint, messageId, slots, probe);

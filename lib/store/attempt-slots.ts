@@ -4,21 +4,27 @@ import { deleteItem, putItem, queryItems } from './items';
 import { attemptSlotKey, attemptSlotsPartition, EXPIRES_AT_ATTRIBUTE, slotOfSortKey } from './table';
 
 /**
- * Takes one of the scope's `capacity` slots for `holder` until `until`: a slot is free when it has
- * no item or its lease ended by `now`, so that a crashed holder's slot frees itself. One Query shows
- * the free slots; each is then tried with a conditional put, the next one when another taker won it.
- * Returns the slot, or undefined when none is free.
+ * The scope's free slots among its `capacity`: those with no item or whose lease ended by `now`, so
+ * that a crashed holder's slot frees itself. One Query, read consistently: a slot released a moment
+ * ago is free, not a refusal that puts a message off.
  */
-export async function takeSlot(scope: string, capacity: number, holder: string, until: number, now: number): Promise<number | undefined> {
+export async function freeSlots(scope: string, capacity: number, now: number): Promise<number[]> {
   const { items } = await queryItems({
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk AND sk < :end',
     ExpressionAttributeValues: { ':pk': attemptSlotsPartition(scope), ':end': attemptSlotKey(scope, capacity).sk },
-    // Read consistently: a slot released a moment ago is free, not a refusal that puts a message off.
     ConsistentRead: true,
   });
   const held = new Set(items.filter((item) => item.heldUntil > now).map((item) => slotOfSortKey(item.sk)));
-  const free = Array.from({ length: capacity }, (_, slot) => slot).filter((slot) => !held.has(slot));
+  return Array.from({ length: capacity }, (_, slot) => slot).filter((slot) => !held.has(slot));
+}
+
+/**
+ * Takes one of the `free` slots of the scope for `holder` until `until`, each tried with a
+ * conditional put, the next one when another taker won it. Returns the slot, or undefined when
+ * others took them all.
+ */
+export async function takeFreeSlot(scope: string, free: number[], holder: string, until: number, now: number): Promise<number | undefined> {
   // From a random one on: takers at once mostly try different slots.
   const start = Math.floor(Math.random() * free.length);
   for (const slot of [...free.slice(start), ...free.slice(0, start)]) {

@@ -4,21 +4,26 @@ import { envelopeAround } from '../deliveries/signing';
 import { tableName } from './client';
 import { conditionHeld, unlessConditionFails } from './conditional-write';
 import { readItems } from './batch';
-import { GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
 import {
   GSI2,
   GSI3,
+  isUnspreadMessagePartition,
+  MESSAGE_BODY_SORT_KEY_PREFIX,
   MESSAGE_SORT_KEY_PREFIX,
   messageBodyKey,
+  messagePartitionsMarkKey,
   messageDueIndexKey,
   messageExpiryIndexKey,
   messageKey,
+  messagePartitions,
   messageRefOfKey,
   messageStatusIndexMarkKey,
   messageStatusPartition,
   retentionEndOf,
+  spreadMessagePartition,
   timeKeyBound,
   TABLE_KEYS,
   type TableKey,
@@ -518,51 +523,94 @@ export interface MessagePage {
 export const LOOKED_AT_PER_CALL = 1000;
 
 /**
- * Up to `limit` messages of the webhook, newest first: all of them from the log; failed ones from
- * gsi2; pending and delivered ones from the log, past the others.
+ * Up to `limit` messages of the webhook, newest first: all of them from the log (its partitions
+ * merged); failed ones from gsi2; pending and delivered ones from the log, past the others.
  */
 export async function queryMessages(query: MessagePageQuery): Promise<MessagePage> {
   const { account, webhookId, status, limit, afterId, fromId } = query;
   const indexed = status === 'failed';
   const filtered = status === 'pending' || status === 'succeeded';
   const keys = indexed ? { partitionKey: GSI2.partitionKey, sortKey: TABLE_KEYS.sortKey } : TABLE_KEYS;
-  const partition = indexed ? messageStatusPartition(account, webhookId, status) : messageKey(account, webhookId, '').pk;
-  let startKey: Item | undefined;
-  if (afterId !== undefined) {
-    startKey = messageKey(account, webhookId, afterId);
-    if (indexed) startKey[GSI2.partitionKey] = partition;
-  }
   const range = fromId === undefined ? `begins_with(${keys.sortKey}, :prefix)` : `${keys.sortKey} BETWEEN :from AND :to`;
-  const values: Item = { ':pk': partition };
-  if (fromId === undefined) values[':prefix'] = MESSAGE_SORT_KEY_PREFIX;
-  else Object.assign(values, { ':from': `${MESSAGE_SORT_KEY_PREFIX}${fromId}`, ':to': `${MESSAGE_SORT_KEY_PREFIX}~` });
-  if (filtered) values[':status'] = status;
+  const bounds: Item = fromId === undefined ? { ':prefix': MESSAGE_SORT_KEY_PREFIX } : { ':from': `${MESSAGE_SORT_KEY_PREFIX}${fromId}`, ':to': `${MESSAGE_SORT_KEY_PREFIX}~` };
+  const partitions = indexed ? [messageStatusPartition(account, webhookId, status)] : messagePartitions(account, webhookId);
+  const streams = partitions.map((partition): LogStream => {
+    let startKey: Item | undefined;
+    if (afterId !== undefined) {
+      startKey = indexed ? { ...messageKey(account, webhookId, afterId), [GSI2.partitionKey]: partition } : { pk: partition, sk: `${MESSAGE_SORT_KEY_PREFIX}${afterId}` };
+    }
+    const read = async (limit: number, from?: Item) => {
+      const page = await queryItems({
+        TableName: tableName(),
+        IndexName: indexed ? GSI2.indexName : undefined,
+        ConsistentRead: indexed ? undefined : true,
+        KeyConditionExpression: `${keys.partitionKey} = :pk AND ${range}`,
+        FilterExpression: filtered ? '#status = :status' : undefined,
+        ExpressionAttributeNames: filtered ? { '#status': 'status' } : undefined,
+        ExpressionAttributeValues: { ':pk': partition, ...bounds, ...(filtered ? { ':status': status } : {}) },
+        ScanIndexForward: false,
+        Limit: limit,
+        ExclusiveStartKey: from,
+      });
+      const messages = indexed ? await statesOf(page.items, (message) => message.status === status) : page.items.map(toMessageState);
+      return { messages, lookedAt: page.scannedCount, lastEvaluatedKey: page.lastEvaluatedKey };
+    };
+    return { read, buffer: [], startKey, bound: startKey?.sk as string | undefined, done: false, fetches: 0 };
+  });
+  return mergeNewestFirst(streams, limit, filtered ? LOOKED_AT_PER_CALL : undefined);
+}
+
+/** One partition of a log (or of gsi2), read newest first a page at a time, as the merge needs it. */
+interface LogStream {
+  read(limit: number, startKey?: Item): Promise<{ messages: MessageState[]; lookedAt: number; lastEvaluatedKey?: Item }>;
+  /** Read, not yet returned: newest first. */
+  buffer: MessageState[];
+  startKey?: Item;
+  /** The sort key of the last entry read: what is still unread sorts below it. */
+  bound?: string;
+  done: boolean;
+  fetches: number;
+}
+
+/**
+ * Up to `limit` messages of `streams`, newest first. A message is returned only once no stream can
+ * still hold a newer one; a stream with nothing read ahead is read again, the more the more often.
+ * With a `budget` of entries looked at, the page may end short, with where it looked up to.
+ */
+async function mergeNewestFirst(streams: LogStream[], limit: number, budget?: number): Promise<MessagePage> {
   const messages: MessageState[] = [];
+  const sortKeyOf = (message: MessageState) => `${MESSAGE_SORT_KEY_PREFIX}${message.messageId}`;
   let lookedAt = 0;
-  // Filtered ones: as many looked at as are wanted, twice that if too few were, and so on, up to the bound.
-  for (let round = 0; ; round += 1) {
-    const wanted = limit - messages.length;
-    const budget = filtered ? Math.min(LOOKED_AT_PER_CALL - lookedAt, wanted * 2 ** round) : wanted;
-    const page = await queryItems({
-      TableName: tableName(),
-      IndexName: indexed ? GSI2.indexName : undefined,
-      ConsistentRead: indexed ? undefined : true,
-      KeyConditionExpression: `${keys.partitionKey} = :pk AND ${range}`,
-      FilterExpression: filtered ? '#status = :status' : undefined,
-      ExpressionAttributeNames: filtered ? { '#status': 'status' } : undefined,
-      ExpressionAttributeValues: values,
-      ScanIndexForward: false,
-      Limit: budget,
-      ExclusiveStartKey: startKey,
-    });
-    lookedAt += page.scannedCount;
-    const found = indexed ? await statesOf(page.items, (message) => message.status === status) : page.items.map(toMessageState);
-    messages.push(...found.slice(0, limit - messages.length));
-    startKey = page.lastEvaluatedKey;
-    if (!startKey || messages.length >= limit || (filtered && lookedAt >= LOOKED_AT_PER_CALL)) break;
+  for (;;) {
+    while (messages.length < limit) {
+      const ahead = streams.filter((stream) => stream.buffer.length > 0);
+      if (ahead.length === 0) break;
+      const newest = ahead.reduce((best, stream) => (sortKeyOf(stream.buffer[0]!) > sortKeyOf(best.buffer[0]!) ? stream : best));
+      const newestKey = sortKeyOf(newest.buffer[0]!);
+      if (streams.some((stream) => stream.buffer.length === 0 && !stream.done && (stream.bound === undefined || stream.bound > newestKey))) break;
+      messages.push(newest.buffer.shift()!);
+    }
+    const unread = streams.filter((stream) => stream.buffer.length === 0 && !stream.done);
+    if (messages.length >= limit || unread.length === 0) return { messages };
+    if (budget !== undefined && lookedAt >= budget) {
+      const lookedUpTo = unread.reduce((highest, stream) => (stream.bound! > highest ? stream.bound! : highest), '');
+      return { messages, lookedUpTo: lookedUpTo.slice(MESSAGE_SORT_KEY_PREFIX.length) };
+    }
+    const share = Math.ceil((limit - messages.length) / streams.length) + 1;
+    await Promise.all(
+      unread.map(async (stream) => {
+        let size = share * 2 ** stream.fetches;
+        if (budget !== undefined) size = Math.max(1, Math.min(size, Math.floor((budget - lookedAt) / unread.length)));
+        const page = await stream.read(size, stream.startKey);
+        lookedAt += page.lookedAt;
+        stream.fetches += 1;
+        stream.buffer.push(...page.messages);
+        stream.startKey = page.lastEvaluatedKey;
+        stream.bound = page.lastEvaluatedKey?.[TABLE_KEYS.sortKey] as string | undefined;
+        stream.done = page.lastEvaluatedKey === undefined;
+      }),
+    );
   }
-  const lookedUpTo = startKey && messages.length < limit ? String(startKey[TABLE_KEYS.sortKey]).slice(MESSAGE_SORT_KEY_PREFIX.length) : undefined;
-  return lookedUpTo === undefined ? { messages } : { messages, lookedUpTo };
 }
 
 /**
@@ -656,3 +704,39 @@ export async function moveMessagesToStatusIndex(client: DynamoDBClient, table: s
   await client.send(new PutItemCommand({ TableName: table, Item: marshall({ ...messageStatusIndexMarkKey, at: Date.now() }) }));
   return moved;
 }
+
+/**
+ * Moves the messages (states and bodies) an earlier version kept in one partition per webhook to
+ * the partitions of today (`MESSAGE_PARTITIONS`). Once per table, marked done, at start, like
+ * moveMessagesToStatusIndex: a copy is written only where none is yet, then the original deleted,
+ * so that a start interrupted half way moves the rest next time. Returns how many items it moved.
+ */
+export async function spreadMessagePartitions(client: DynamoDBClient, table: string, { created }: { created: boolean }): Promise<number> {
+  const mark = marshall(messagePartitionsMarkKey);
+  let moved = 0;
+  if (!created && !(await client.send(new GetItemCommand({ TableName: table, Key: mark, ConsistentRead: true }))).Item) {
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await client.send(
+        new ScanCommand({
+          TableName: table,
+          FilterExpression: '(begins_with(sk, :message) OR begins_with(sk, :body)) AND contains(pk, :log)',
+          ExpressionAttributeValues: marshall({ ':message': MESSAGE_SORT_KEY_PREFIX, ':body': MESSAGE_BODY_SORT_KEY_PREFIX, ':log': '#MESSAGES' }),
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of (page.Items ?? []).map((attributes) => unmarshall(attributes))) {
+        if (!isUnspreadMessagePartition(item.pk)) continue;
+        const messageId = String(item.sk).slice(String(item.sk).indexOf('#') + 1);
+        const copy = new PutItemCommand({ TableName: table, Item: marshall({ ...item, pk: spreadMessagePartition(item.pk, messageId) }), ConditionExpression: 'attribute_not_exists(pk)' });
+        await conditionHeld(client.send(copy));
+        await client.send(new DeleteItemCommand({ TableName: table, Key: marshall({ pk: item.pk, sk: item.sk }) }));
+        moved += 1;
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+  }
+  await client.send(new PutItemCommand({ TableName: table, Item: marshall({ ...messagePartitionsMarkKey, at: Date.now() }) }));
+  return moved;
+}
+

@@ -34,14 +34,15 @@ import { uuidFromHex, uuidHex } from '../uuid';
  *
  * | item          | pk                                      | sk                  | gsi2pk                                          | gsi3pk                          | gsi3sk                 |
  * |---------------|-----------------------------------------|---------------------|-------------------------------------------------|---------------------------------|------------------------|
- * | message       | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES | MESSAGE#<messageId> | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<status> | DUE#<shard> or EXPIRES#<shard> | <time, ms>#<messageId> |
- * | message body  | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES | B#<messageId>       |                                                 |                                 |                        |
+ * | message       | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<p> | MESSAGE#<messageId> | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<status> | DUE#<shard> or EXPIRES#<shard> | <time, ms>#<messageId> |
+ * | message body  | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<p> | B#<messageId>       |                                                 |                                 |                        |
  *
  * A message is two items: its state (under 1 KB while its attempt log is short), rewritten at every
  * step, and its event, compressed and written once (the envelope around it is rebuilt from the
  * state's ids): a write is billed by the size of the whole item it changes. Message ids carry their
- * creation time in their first 48 bits (UUIDv7), so `MESSAGE#<id>` sorts by creation time: a
- * descending Query reads a webhook's log newest first. gsi2 (sparse, keys only, sorted by the
+ * creation time in their first 48 bits (UUIDv7), so `MESSAGE#<id>` sorts by creation time. A
+ * webhook's log is spread over MESSAGE_PARTITIONS partitions (`<p>`, from the id's last hex digit):
+ * descending Queries of them, merged, read it newest first. gsi2 (sparse, keys only, sorted by the
  * table's sort key) holds the messages that may wait for long: failed ones (`#failed`), and pending
  * ones parked while their webhook is inactive (`#pending`), newest first. Every other message stays
  * out of it, so that one delivered on its first attempt writes no entry there: the log's pending and
@@ -199,17 +200,37 @@ export const hostSlotScope = (account: string, address: string) => `host#${accou
 
 const webhookMessagesPartition = (account: string, webhookId: string) => `${webhookAddressesPartition(account, webhookId)}#MESSAGES`;
 
+/**
+ * A webhook's messages are spread over this many partitions by the last hex digit of their id
+ * (random in a UUIDv7): DynamoDB takes at most 1 000 writes a second on one partition key, and a
+ * message is written four times. Never changed: a message's key depends on it.
+ */
+export const MESSAGE_PARTITIONS = 8;
+
+/** The partition of a webhook's log that holds `messageId`. */
+const messagePartition = (account: string, webhookId: string, messageId: string) =>
+  `${webhookMessagesPartition(account, webhookId)}#${parseInt(messageId.slice(-1), 16) % MESSAGE_PARTITIONS}`;
+
+/** Every partition of a webhook's log. */
+export const messagePartitions = (account: string, webhookId: string) =>
+  Array.from({ length: MESSAGE_PARTITIONS }, (_, index) => `${webhookMessagesPartition(account, webhookId)}#${index}`);
+
+/** Where an earlier version kept all of a webhook's messages, in one partition. */
+export const isUnspreadMessagePartition = (pk: string) => pk.endsWith('#MESSAGES');
+export const spreadMessagePartition = (pk: string, messageId: string) => `${pk}#${parseInt(messageId.slice(-1), 16) % MESSAGE_PARTITIONS}`;
+
 export const MESSAGE_SORT_KEY_PREFIX = 'MESSAGE#';
+export const MESSAGE_BODY_SORT_KEY_PREFIX = 'B#';
 
 export const messageKey = (account: string, webhookId: string, messageId: string): TableKey => ({
-  pk: webhookMessagesPartition(account, webhookId),
+  pk: messagePartition(account, webhookId, messageId),
   sk: `${MESSAGE_SORT_KEY_PREFIX}${messageId}`,
 });
 
 /** A message's body: its event, compressed, written once beside the message. */
 export const messageBodyKey = (account: string, webhookId: string, messageId: string): TableKey => ({
-  pk: webhookMessagesPartition(account, webhookId),
-  sk: `B#${messageId}`,
+  pk: messagePartition(account, webhookId, messageId),
+  sk: `${MESSAGE_BODY_SORT_KEY_PREFIX}${messageId}`,
 });
 
 /** Where a failed message, or a pending one parked while its webhook is inactive, sits in gsi2: under its webhook and status, newest first. */
@@ -266,6 +287,9 @@ export const apiKeyAccountIndexKey = (account: string, createdAt: string) => ({
 
 /** Written once the messages of an earlier layout (their status in gsi1) are in gsi2: an embedded store's layout mark. */
 export const messageStatusIndexMarkKey: TableKey = { pk: 'LAYOUT', sk: 'MESSAGE_STATUS_INDEX' };
+
+/** Written once the messages of an earlier layout (one partition per webhook) are spread over its partitions: an embedded store's layout mark. */
+export const messagePartitionsMarkKey: TableKey = { pk: 'LAYOUT', sk: 'MESSAGE_PARTITIONS' };
 
 /** The table as DynamoDB's CreateTable takes it; the CDK stack declares the same names. */
 export function tableDefinition(tableName: string) {

@@ -115,15 +115,19 @@ describe('admitAttempt', () => {
     expect(hostSlots.reduce((sum, count) => sum + count, 0)).toBe(PER_ACCOUNT);
   });
 
-  it('caps attempts per account and resolved address; another account has its own slots for the same address', async () => {
+  it('caps attempts per account and resolved address, a refusal writing nothing; another account has its own slots for the same address', async () => {
     const account = randomAccount();
     const address = '10.2.0.1';
     const admissions: Admission[] = [];
     for (let count = 0; count < 6; count += 1) admissions.push(await admit(newEndpoint(account), address));
     expect(admissions.filter((admission) => admission.admitted)).toHaveLength(PER_HOST);
     expect(admissions.filter((admission) => !admission.admitted && admission.limit === 'perHost')).toHaveLength(6 - PER_HOST);
-    // The account slots the refused ones took are given back.
     expect(await slotsHeld(accountSlotScope(account))).toBe(PER_HOST);
+    const endpoint = newEndpoint(account);
+    const health = await getEndpointHealth(endpoint);
+    const writesBefore = store.writes;
+    expect(await admitAttempt(request(endpoint), health, async () => address)).toMatchObject({ admitted: false, limit: 'perHost' });
+    expect(store.writes).toBe(writesBefore);
 
     expect(await admit(newEndpoint(account), '10.2.0.2')).toMatchObject({ admitted: true });
     expect(await admit(newEndpoint(), address)).toMatchObject({ admitted: true });

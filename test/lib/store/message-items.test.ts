@@ -3,7 +3,7 @@ import { NO_QUEUE } from '../../../lib/deliveries/queue';
 import { prepareDelivery } from '../../../lib/deliveries/deliver';
 import { runtimeConfig } from '../../../lib/config/runtime';
 import { dynamoDb, tableName } from '../../../lib/store/client';
-import { deleteItem, getItem, updateItem } from '../../../lib/store/items';
+import { deleteItem, getItem, putItem, updateItem } from '../../../lib/store/items';
 import {
   claimMessage,
   LOOKED_AT_PER_CALL,
@@ -14,10 +14,11 @@ import {
   queryParkedMessages,
   recordAttempt,
   rescheduleMessage,
+  spreadMessagePartitions,
   type MessageRef,
 } from '../../../lib/store/messages';
 import { inChunks } from '../../../lib/store/batch';
-import { messageBodyKey, messageKey, messageStatusIndexMarkKey, messageStatusPartition, retentionEndOf } from '../../../lib/store/table';
+import { messageBodyKey, messageKey, messagePartitionsMarkKey, messageStatusIndexMarkKey, messageStatusPartition, retentionEndOf } from '../../../lib/store/table';
 import { createWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
@@ -128,6 +129,54 @@ it('lists delivered messages past at most a bounded number of others a call: a s
   expect(second.deliveries.map((delivery) => delivery.messageId)).toEqual([older!.messageId]);
   expect(second.nextPageToken).toBeUndefined();
 }, 60_000);
+
+it("spreads a webhook's log over its partitions and pages through it newest first, every message once, whatever the page size and filter", async () => {
+  const webhook = await newWebhook();
+  const refs = await record(webhook, 40);
+  const partitions = new Set(await Promise.all(refs.map(async (ref) => (await stateOf(ref))!.pk as string)));
+  expect(partitions.size).toBeGreaterThan(4);
+  for (const ref of refs.filter((_, index) => index % 3 === 0)) await finish(ref, 'succeeded');
+  const newestFirst = (ids: string[]) => [...ids].sort().reverse();
+  const pages = async (status: 'pending' | 'succeeded' | undefined, pageSize: number) => {
+    const ids: string[] = [];
+    let afterId: string | undefined;
+    for (;;) {
+      const { messages, lookedUpTo } = await queryMessages({ ...webhook, status, limit: pageSize, afterId });
+      ids.push(...messages.map((message) => message.messageId));
+      afterId = messages.length === pageSize ? messages.at(-1)!.messageId : lookedUpTo;
+      if (afterId === undefined) return ids;
+    }
+  };
+  const all = refs.map((ref) => ref.messageId);
+  const delivered = all.filter((_, index) => index % 3 === 0);
+  for (const pageSize of [1, 7, 50]) {
+    expect(await pages(undefined, pageSize)).toEqual(newestFirst(all));
+    expect(await pages('succeeded', pageSize)).toEqual(newestFirst(delivered));
+    expect(await pages('pending', pageSize)).toEqual(newestFirst(all.filter((id) => !delivered.includes(id))));
+  }
+});
+
+it("moves the messages of an earlier layout (one partition per webhook) to the webhook's partitions once, bodies too", async () => {
+  const webhook = await newWebhook();
+  const [pending, delivered] = await record(webhook, 2);
+  await finish(delivered!, 'succeeded');
+  const unspread = `${messageKey(webhook.account, webhook.webhookId, '0').pk.replace(/#\d+$/, '')}`;
+  for (const ref of [pending!, delivered!]) {
+    for (const key of [messageKey(ref.account, ref.webhookId, ref.messageId), messageBodyKey(ref.account, ref.webhookId, ref.messageId)]) {
+      const item = (await getItem({ TableName: tableName(), Key: key, ConsistentRead: true }))!;
+      await deleteItem({ TableName: tableName(), Key: key });
+      await putItem({ TableName: tableName(), Item: { ...item, pk: unspread } });
+    }
+  }
+  await deleteItem({ TableName: tableName(), Key: messagePartitionsMarkKey });
+  expect(await getMessage(pending!)).toBeUndefined();
+
+  expect(await spreadMessagePartitions(dynamoDb(), tableName(), { created: false })).toBeGreaterThanOrEqual(4);
+  expect((await getMessage(pending!))!.status).toBe('pending');
+  expect((await getMessage(delivered!))!.status).toBe('succeeded');
+  expect((await queryMessages({ ...webhook, limit: 10 })).messages.map((message) => message.messageId)).toEqual([delivered!.messageId, pending!.messageId]);
+  expect(await spreadMessagePartitions(dynamoDb(), tableName(), { created: false })).toBe(0);
+});
 
 it('deletes a pending message whose body has expired instead of taking it up again and again', async () => {
   const [ref] = await record(await newWebhook());
