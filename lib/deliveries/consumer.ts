@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { logger } from '../logger';
+import { coalescingReader, type ItemReader } from '../store/batch';
 import { admitAttempt } from './admission';
 import { attemptDelivery, deferDelivery, prepareDelivery, type Attempted, type Delivery } from './deliver';
 import { MAX_QUEUE_DELAY_SECONDS, parseQueuedDelivery, type QueueRecord, type QueueSender, type QueuedDelivery } from './queue';
@@ -26,12 +27,13 @@ export interface ConsumerContext {
 export async function consumeDeliveries(records: QueueRecord[], context: ConsumerContext): Promise<SQSBatchResponse> {
   // A processor holds the batch it processes: one per batch, since batches run side by side.
   const processor = new BatchProcessor(EventType.SQS);
-  return processPartialResponse({ Records: records }, (record: QueueRecord) => deliverRecord(record, context), processor, {
+  const read = coalescingReader();
+  return processPartialResponse({ Records: records }, (record: QueueRecord) => deliverRecord(record, context, read), processor, {
     throwOnFullBatchFailure: false,
   });
 }
 
-async function deliverRecord(record: QueueRecord, { queue, log = logger }: ConsumerContext): Promise<void> {
+async function deliverRecord(record: QueueRecord, { queue, log = logger }: ConsumerContext, read: ItemReader): Promise<void> {
   let queued: QueuedDelivery;
   try {
     queued = parseQueuedDelivery(record.body);
@@ -41,7 +43,7 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger }: Consu
     throw error;
   }
   try {
-    const prepared = await prepareDelivery(queued, queue);
+    const prepared = await prepareDelivery(queued, queue, undefined, read);
     if (prepared.kind !== 'ready') return;
     const { delivery } = prepared;
     let target: ResolvedTarget | undefined;

@@ -2,7 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { sharedSecretGeneratedIfMissing, signingSecretsOf } from '../secrets/shared-secret';
-import { readItems } from '../store/batch';
+import { readEventuallyConsistent, type ItemReader } from '../store/batch';
 import {
   claimMessage,
   bodyKeyOf,
@@ -57,14 +57,15 @@ const EARLY_MS = 50;
  * message early, a retry brought forward) is queued for its time; one whose webhook is inactive is
  * parked; one whose webhook is gone is deleted.
  */
-export async function prepareDelivery(ref: MessageRef & { origin?: string }, queue: QueueSender, now = Date.now()): Promise<Prepared> {
+export async function prepareDelivery(ref: MessageRef & { origin?: string }, queue: QueueSender, now = Date.now(), read: ItemReader = readEventuallyConsistent): Promise<Prepared> {
   const keys = [webhookKey(ref.account, ref.webhookId), sharedSecretKey(ref.account), bodyKeyOf(ref)];
   if (ref.origin) keys.push(endpointHealthKey(ref.account, ref.origin));
   // The message's state strongly consistent: its claim is conditioned on what is read of it. The
   // account's items, read with every notification of the account, eventually consistent: a moment
   // old at most (what that allows: docs/delivery-scale.md), at half the read units of items that
-  // would be hot. The body too, written once before the state: read again if not seen yet.
-  const [message, { items }] = await Promise.all([getMessageState(ref), readItems(keys, undefined, { eventuallyConsistent: true })]);
+  // would be hot, and once for all the records of a batch that ask for them (`read`). The body too,
+  // written once before the state: read again if not seen yet.
+  const [message, items] = await Promise.all([getMessageState(ref), read(keys)]);
   const [webhookItem, secretItem, bodyItem, endpointItem] = keys.map((key) => items.find((item) => item.pk === key.pk && item.sk === key.sk));
   if (!message) return { kind: 'none' };
   if (message.status !== 'pending' || message.nextAttemptAt === undefined) return { kind: 'none' };

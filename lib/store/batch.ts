@@ -108,3 +108,35 @@ export async function readItems(keys: TableKey[], projection?: string[], { event
   });
   return { items, requests };
 }
+
+/** Reads some items, returning those that exist among `keys`. */
+export type ItemReader = (keys: TableKey[]) => Promise<Item[]>;
+
+/** Eventually consistent reads, each call its own. */
+export const readEventuallyConsistent: ItemReader = async (keys) => (await readItems(keys, undefined, { eventuallyConsistent: true })).items;
+
+/**
+ * Eventually consistent reads in which the calls made in one turn of the event loop go out
+ * together, each distinct key read once: a batch of queue records asks for its account's items
+ * (webhook, secret, endpoint health) once, not once per record.
+ */
+export function coalescingReader(): ItemReader {
+  let asked: Array<{ keys: TableKey[]; resolve: (items: Item[]) => void; reject: (error: unknown) => void }> = [];
+  const keyText = (key: TableKey | Item) => `${key.pk}\n${key.sk}`;
+  const flush = async () => {
+    const calls = asked;
+    asked = [];
+    const distinct = new Map(calls.flatMap(({ keys }) => keys.map((key) => [keyText(key), key] as const)));
+    try {
+      const items = new Map((await readEventuallyConsistent([...distinct.values()])).map((item) => [keyText(item), item]));
+      for (const { keys, resolve } of calls) resolve(keys.flatMap((key) => items.get(keyText(key)) ?? []));
+    } catch (error) {
+      for (const { reject } of calls) reject(error);
+    }
+  };
+  return (keys) =>
+    new Promise((resolve, reject) => {
+      if (asked.length === 0) setImmediate(() => void flush());
+      asked.push({ keys, resolve, reject });
+    });
+}

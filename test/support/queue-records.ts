@@ -6,8 +6,8 @@ import type { MessageRef } from '../../lib/store/messages';
 
 /** A delivery as a record of Lambda's SQS event: what the consumer is handed on AWS. */
 export function queueRecordOf(delivery: MessageRef & Partial<QueuedDelivery>, receiveCount = 1): QueueRecord {
-  const { account, webhookId, messageId, at = Date.now(), deferrals } = delivery;
-  const body = JSON.stringify({ account, webhookId, messageId, at, ...(deferrals ? { deferrals } : {}) });
+  const { account, webhookId, messageId, at = Date.now(), deferrals, origin } = delivery;
+  const body = JSON.stringify({ account, webhookId, messageId, at, ...(deferrals ? { deferrals } : {}), ...(origin ? { origin } : {}) });
   return {
     messageId: randomUUID(),
     receiptHandle: randomUUID(),

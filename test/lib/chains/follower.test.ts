@@ -12,7 +12,9 @@ import { NO_QUEUE } from '../../../lib/deliveries/queue';
 
 const CHAIN_ID = '31337';
 const chain = useDevChain(CHAIN_ID);
-const client = useLocalService({ DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1' }, () => ({
+// The followers the tests step themselves queue nothing (NO_QUEUE): the sweep delivers what they
+// record, a second after its time rather than the local service's 5.
+const client = useLocalService({ DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1', DELIVERY_SWEEP_GRACE_SECONDS: '1' }, () => ({
   chains: [devChainSettings(CHAIN_ID, chain.rpcUrl())],
   // Chains whose followers the tests below step themselves.
   chainsWithoutFollower: ['31339', '31340'],

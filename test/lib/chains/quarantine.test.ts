@@ -19,7 +19,11 @@ import { NO_QUEUE } from '../../../lib/deliveries/queue';
 // A node the service does not follow: the test takes its follower's steps, one at a time.
 const CHAIN_ID = '31341';
 const chain = useDevChain(CHAIN_ID);
-const client = useLocalService({ DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1' }, { chainsWithoutFollower: [CHAIN_ID] });
+// Its steps queue nothing (NO_QUEUE): the sweep delivers what they record, a second after its time rather than the local service's 5.
+const client = useLocalService(
+  { DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1', DELIVERY_SWEEP_GRACE_SECONDS: '1' },
+  { chainsWithoutFollower: [CHAIN_ID] },
+);
 const { watch } = chainWebhooks(client, CHAIN_ID);
 const silent = new Logger({ logLevel: 'SILENT' });
 const settings = () => devChainSettings(CHAIN_ID, chain.rpcUrl());

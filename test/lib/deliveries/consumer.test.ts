@@ -3,7 +3,7 @@ import { LocalDeliveryQueue } from '../../../infra/local/local-queue';
 import { consumeDeliveries } from '../../../lib/deliveries/consumer';
 import { recordNotifications } from '../../../lib/deliveries/messages';
 import { MAX_QUEUE_DELAY_SECONDS, type QueuedDelivery, type QueueRecord } from '../../../lib/deliveries/queue';
-import * as batch from '../../../lib/store/batch';
+import * as messages from '../../../lib/store/messages';
 import { getMessage } from '../../../lib/store/messages';
 import { createWebhook } from '../../../lib/webhooks/webhooks';
 import { originOf } from '../../../lib/store/endpoint-health';
@@ -111,7 +111,7 @@ it('returns a record whose message cannot be read; it comes back after its visib
   const queue = newQueue();
   const [ref] = await recorded(queue);
   // A store fault for this record alone (the embedded store cannot fail one request on demand).
-  const read = jest.spyOn(batch, 'readItems').mockRejectedValue(Object.assign(new Error('store unavailable'), { name: 'ServiceUnavailable' }));
+  const read = jest.spyOn(messages, 'getMessageState').mockRejectedValue(Object.assign(new Error('store unavailable'), { name: 'ServiceUnavailable' }));
   try {
     const first = await turn(queue);
     expect(first.failed).toEqual([first.records[0]!.messageId]);

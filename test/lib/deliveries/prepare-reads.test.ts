@@ -1,11 +1,15 @@
+import { consumeDeliveries } from '../../../lib/deliveries/consumer';
 import { prepareDelivery } from '../../../lib/deliveries/deliver';
 import { recordNotifications } from '../../../lib/deliveries/messages';
 import { NO_QUEUE } from '../../../lib/deliveries/queue';
 import { generateOrRotateSharedSecret } from '../../../lib/secrets/shared-secret';
 import { dynamoDb } from '../../../lib/store/client';
+import { originOf } from '../../../lib/store/endpoint-health';
 import { createWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
+import { queueRecordOf } from '../../support/queue-records';
+import { startReceiver } from '../../support/receiver';
 
 useEmbeddedStore();
 
@@ -61,5 +65,26 @@ it("reads the endpoint's health after the webhook when the queue message does no
     if (prepared.kind !== 'ready') throw new Error('not ready');
     expect(prepared.delivery.origin).toBe('https://receiver.example.com');
     expect(reads.at(-1)).toEqual({ command: 'GetItem', consistent: false, sortKeys: ['HEALTH'] });
+  }
+});
+
+it("reads the items a batch's records share once for the batch: the account's secret and endpoint, each webhook, beside each body", async () => {
+  const receiver = await startReceiver();
+  try {
+    const account = randomAccount();
+    await generateOrRotateSharedSecret(account);
+    const webhooks = await Promise.all([0, 1].map(() => createWebhook(account, webhookInput({ url: receiver.url, metadata: { addresses: [randomAddress()] } }) as never)));
+    const origin = originOf(receiver.url);
+    const refs = (
+      await Promise.all(webhooks.map(async (webhook) => (await recordNotifications(account, webhook.id, Array.from({ length: 5 }, () => ({ eventType: 'address_activity', event: {} })), NO_QUEUE, origin)).map((messageId) => ({ account, webhookId: webhook.id, messageId, origin }))))
+    ).flat();
+    reads.length = 0;
+    const { batchItemFailures } = await consumeDeliveries(refs.map((ref) => queueRecordOf(ref)), { queue: NO_QUEUE });
+    expect(batchItemFailures).toEqual([]);
+    const shared = reads.filter((read) => !read.consistent);
+    expect(shared).toHaveLength(1);
+    expect(shared[0]!.sortKeys.sort()).toEqual([...refs.map((ref) => `B#${ref.messageId}`), 'HEALTH', 'SECRET', ...webhooks.map((webhook) => `WEBHOOK#${webhook.id}`)].sort());
+  } finally {
+    await receiver.close();
   }
 });
