@@ -94,29 +94,31 @@ export async function admitAttempt(request: AdmissionRequest, endpoint: Endpoint
   const timeoutMs = Math.round(settings.attemptTimeoutSeconds * SECOND);
   const now = at ?? Date.now();
   const until = now + timeoutMs + CLAIM_MARGIN_MS;
-  let probe: number | undefined;
-  if (isCircuitOpen(endpoint)) {
-    // A probe seen under way refuses without a write: a failing endpoint's backlog, coming back
-    // again and again, would otherwise write its one item far past DynamoDB's 1 000 a second.
-    const probeSeen = endpoint.probeUntil !== undefined && endpoint.probeUntil > now;
-    if (probeSeen || !(await takeProbe(ref, until, now))) return { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, until, now, deferrals) };
-    probe = until;
-  }
+  // A probe seen under way refuses without a write: a failing endpoint's backlog, coming back
+  // again and again, would otherwise write its one item far past DynamoDB's 1 000 a second.
+  const circuitOpen = isCircuitOpen(endpoint);
+  const refusedByCircuit = { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, until, now, deferrals) } as const;
+  if (circuitOpen && endpoint.probeUntil !== undefined && endpoint.probeUntil > now) return refusedByCircuit;
   const pools = [
     { limit: 'perAccount', scope: accountSlotScope(account), capacity: settings.concurrency.perAccount },
     { limit: 'perHost', scope: hostSlotScope(account, host), capacity: settings.concurrency.perHost },
   ] as const;
+  let probe: number | undefined;
   const putOff = async (limit: (typeof pools)[number]['limit'], slots: HeldSlot[]): Promise<Admission> => {
     await freeAll(ref, messageId, slots, probe);
     const wait = timeoutMs * PUT_OFF_TIMEOUT_FRACTION * 2 ** Math.min(deferrals, MAX_PUT_OFF_DOUBLINGS) * jitter(0.5, 1.5);
     return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) };
   };
-  // Both pools are read before either is written: a refusal, what a busy endpoint's backlog mostly
-  // gets, then writes nothing. They are taken one after the other: takers at once that each won a
-  // slot of a different pool would all give them back.
+  // Both pools are read before anything is written (the probe, a slot): a refusal, what a busy
+  // endpoint's backlog mostly gets, then writes nothing. They are taken one after the other: takers
+  // at once that each won a slot of a different pool would all give them back.
   const free = await Promise.all(pools.map(({ scope, capacity }) => freeSlots(scope, capacity, now)));
   const full = pools.find((_, index) => free[index]!.length === 0);
   if (full) return putOff(full.limit, []);
+  if (circuitOpen) {
+    if (!(await takeProbe(ref, until, now))) return refusedByCircuit;
+    probe = until;
+  }
   const slots: HeldSlot[] = [];
   for (const [index, { limit, scope }] of pools.entries()) {
     const slot = await takeFreeSlot(scope, free[index]!, messageId, until, now);

@@ -5,7 +5,7 @@ import { logger } from '../logger';
 import { coalescingReader, type ItemReader } from '../store/batch';
 import { admitAttempt } from './admission';
 import { attemptDelivery, deferDelivery, prepareDelivery, type Attempted, type Delivery } from './deliver';
-import { MAX_QUEUE_DELAY_SECONDS, parseQueuedDelivery, type QueueRecord, type QueueSender, type QueuedDelivery } from './queue';
+import { parseQueuedDelivery, type QueueRecord, type QueueSender, type QueuedDelivery } from './queue';
 import { sweepGraceMs } from './sweep';
 import { resolveTarget, type ResolvedTarget } from './target-guard';
 
@@ -68,12 +68,11 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger }: Consu
 
 /**
  * Leaves a message for later without an attempt, none of its schedule spent: queued again for
- * `until`. When the sweep would take it up before, its sweep time is moved past the longest put-off,
- * so that the message's later put-offs write nothing (a queue message lost meanwhile is taken up at
- * most that much later).
+ * `until`, and its sweep time moved past it when the sweep would take it up before.
  */
 async function putOff(delivery: Delivery, queued: QueuedDelivery, until: number, queue: QueueSender): Promise<void> {
-  if (until + sweepGraceMs() > delivery.message.sweepAt!) await deferDelivery(delivery, Date.now() + MAX_QUEUE_DELAY_SECONDS * 1000 + sweepGraceMs());
+  const sweepAt = until + sweepGraceMs();
+  if (sweepAt > delivery.message.sweepAt!) await deferDelivery(delivery, sweepAt);
   const { account, webhookId, messageId } = queued;
   await queue.send([{ account, webhookId, messageId, at: until, deferrals: (queued.deferrals ?? 0) + 1, origin: delivery.origin }]);
 }

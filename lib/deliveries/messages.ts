@@ -191,7 +191,7 @@ export async function listDeliveries(account: string, id: string, { pageSize, pa
   const { messages, lookedUpTo } = await queryMessages({ account, webhookId: id, status, limit: pageSize + 1, afterId });
   const page = messages.slice(0, pageSize).map(toDelivery);
   const endpoint = describeEndpoint(health);
-  // Delivered ones are looked for past the others, a bounded number a call: a page may end short, with a token.
+  // Pending and delivered ones are looked for past the others, a bounded number a call: a page may end short, with a token.
   const nextAfter = messages.length > pageSize ? page.at(-1)!.messageId : lookedUpTo;
   if (nextAfter === undefined) return { deliveries: page, endpoint };
   return { deliveries: page, endpoint, nextPageToken: encodeDeliveryPageToken(key, account, id, status, nextAfter) };

@@ -6,6 +6,9 @@ import { RESUMES_PARTITION, resumeJobKey, webhookIdOfSortKey } from '../store/ta
 import { getWebhookItem } from '../store/webhooks';
 import { queueAgainNow, type QueueSender, type Requeue } from './queue';
 
+/** How long after an activation its job keeps reading the parked messages again: longer than an index takes to show a write. */
+export const RESUME_SETTLE_MS = 30_000;
+
 /** A parked message goes back to where it was in its schedule, unless it changed since it was read. */
 export const resumption = (message: MessageState): Requeue => ({ manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt });
 
@@ -54,6 +57,21 @@ async function runResumeJob(job: Item, deadline: number, queue: QueueSender): Pr
         return resumed;
       }
     } while (cursor);
+  }
+  if (webhook?.status === 'active' && Date.now() < (job.requestedAt as number) + RESUME_SETTLE_MS) {
+    // gsi2 is eventually consistent: a message parked just before the activation may not show yet.
+    // The job reads the parked messages again, from the start, at the next passes until it has settled.
+    await conditionHeld(
+      updateItem({
+        TableName: tableName(),
+        Key: resumeJobKey(webhookId),
+        UpdateExpression: 'REMOVE #cursor',
+        ConditionExpression: 'requestedAt = :requestedAt',
+        ExpressionAttributeNames: { '#cursor': 'cursor' },
+        ExpressionAttributeValues: { ':requestedAt': job.requestedAt },
+      }),
+    );
+    return resumed;
   }
   // Done, unless another activation asked again meanwhile: that job starts over.
   await conditionHeld(

@@ -127,7 +127,7 @@ export const webhookUrl = z
   })
   .transform((value, ctx) => {
     const allowHttpLocalhost = runtimeConfig().stage.allowHttpLocalhostUrls;
-    const allowed = `an absolute https:// URL${allowHttpLocalhost ? ' (or http://localhost)' : ''}, e.g. https://example.com/webhooks`;
+    const allowed = `an absolute https:// URL${allowHttpLocalhost ? ' (or http:// to localhost, 127.0.0.1 or [::1])' : ''}, e.g. https://example.com/webhooks`;
     // Text that is not a URL at all ("not a url") is told what a URL must be, not about its spaces.
     if (WHITESPACE_OR_CONTROL.test(value) && SCHEME_AND_HOST.test(value.trim())) {
       ctx.addIssue({ code: 'custom', message: 'must not contain whitespace or control characters' });

@@ -118,20 +118,22 @@ export const readEventuallyConsistent: ItemReader = async (keys) => (await readI
 /**
  * Eventually consistent reads in which the calls made in one turn of the event loop go out
  * together, each distinct key read once: a batch of queue records asks for its account's items
- * (webhook, secret, endpoint health) once, not once per record.
+ * (webhook, secret, endpoint health) once, not once per record. When the shared read fails, each
+ * call is read on its own, so that one call's fault stays its own.
  */
-export function coalescingReader(): ItemReader {
+export function coalescingReader(read: ItemReader = readEventuallyConsistent): ItemReader {
   let asked: Array<{ keys: TableKey[]; resolve: (items: Item[]) => void; reject: (error: unknown) => void }> = [];
   const keyText = (key: TableKey | Item) => `${key.pk}\n${key.sk}`;
   const flush = async () => {
     const calls = asked;
     asked = [];
-    const distinct = new Map(calls.flatMap(({ keys }) => keys.map((key) => [keyText(key), key] as const)));
     try {
-      const items = new Map((await readEventuallyConsistent([...distinct.values()])).map((item) => [keyText(item), item]));
+      const distinct = new Map(calls.flatMap(({ keys }) => keys.map((key) => [keyText(key), key] as const)));
+      const items = new Map((await read([...distinct.values()])).map((item) => [keyText(item), item]));
       for (const { keys, resolve } of calls) resolve(keys.flatMap((key) => items.get(keyText(key)) ?? []));
     } catch (error) {
-      for (const { reject } of calls) reject(error);
+      if (calls.length === 1) return calls[0]!.reject(error);
+      await Promise.all(calls.map(({ keys, resolve, reject }) => read(keys).then(resolve, reject)));
     }
   };
   return (keys) =>

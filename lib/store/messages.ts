@@ -3,7 +3,7 @@ import { runtimeConfig } from '../config/runtime';
 import { envelopeAround } from '../deliveries/signing';
 import { tableName } from './client';
 import { conditionHeld, unlessConditionFails } from './conditional-write';
-import { readItems } from './batch';
+import { inChunks, readItems } from './batch';
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
@@ -708,8 +708,9 @@ export async function moveMessagesToStatusIndex(client: DynamoDBClient, table: s
 /**
  * Moves the messages (states and bodies) an earlier version kept in one partition per webhook to
  * the partitions of today (`MESSAGE_PARTITIONS`). Once per table, marked done, at start, like
- * moveMessagesToStatusIndex: a copy is written only where none is yet, then the original deleted,
- * so that a start interrupted half way moves the rest next time. Returns how many items it moved.
+ * moveMessagesToStatusIndex: what the embedded store of an earlier `npm start` holds (no AWS stage
+ * was ever deployed with that layout). A copy is written only where none is yet, then the original
+ * deleted, so that a start interrupted half way moves the rest next time. Returns how many items it moved.
  */
 export async function spreadMessagePartitions(client: DynamoDBClient, table: string, { created }: { created: boolean }): Promise<number> {
   const mark = marshall(messagePartitionsMarkKey);
@@ -725,14 +726,14 @@ export async function spreadMessagePartitions(client: DynamoDBClient, table: str
           ExclusiveStartKey: startKey,
         }),
       );
-      for (const item of (page.Items ?? []).map((attributes) => unmarshall(attributes))) {
-        if (!isUnspreadMessagePartition(item.pk)) continue;
-        const messageId = String(item.sk).slice(String(item.sk).indexOf('#') + 1);
-        const copy = new PutItemCommand({ TableName: table, Item: marshall({ ...item, pk: spreadMessagePartition(item.pk, messageId) }), ConditionExpression: 'attribute_not_exists(pk)' });
+      const items = (page.Items ?? []).map((attributes) => unmarshall(attributes)).filter((item) => isUnspreadMessagePartition(item.pk));
+      await inChunks(items, 1, 16, async ([item]) => {
+        const messageId = String(item!.sk).slice(String(item!.sk).indexOf('#') + 1);
+        const copy = new PutItemCommand({ TableName: table, Item: marshall({ ...item, pk: spreadMessagePartition(item!.pk, messageId) }), ConditionExpression: 'attribute_not_exists(pk)' });
         await conditionHeld(client.send(copy));
-        await client.send(new DeleteItemCommand({ TableName: table, Key: marshall({ pk: item.pk, sk: item.sk }) }));
-        moved += 1;
-      }
+        await client.send(new DeleteItemCommand({ TableName: table, Key: marshall({ pk: item!.pk, sk: item!.sk }) }));
+      });
+      moved += items.length;
       startKey = page.LastEvaluatedKey;
     } while (startKey);
   }

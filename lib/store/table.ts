@@ -67,7 +67,7 @@ import { uuidFromHex, uuidHex } from '../uuid';
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;
-/** Sparse, keys only: inactive webhooks by chain, and messages not delivered by webhook and status. Its sort key is the table's. */
+/** Sparse, keys only: inactive webhooks by chain, and failed and parked messages by webhook. Its sort key is the table's. */
 export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'sk' } as const;
 /** Sparse, keys only: messages by the time they are due (or expire). */
 export const GSI3 = { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' } as const;

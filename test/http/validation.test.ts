@@ -208,7 +208,7 @@ describe('a url that is not a url', () => {
   ])('is a 400 on %s saying it must be an absolute https:// URL', async (_, send) => {
     const key = await api.newAccountKey();
     expect(expectError(await send(key), 400)).toBe(
-      'Invalid body field url: must be an absolute https:// URL (or http://localhost), e.g. https://example.com/webhooks',
+      'Invalid body field url: must be an absolute https:// URL (or http:// to localhost, 127.0.0.1 or [::1]), e.g. https://example.com/webhooks',
     );
   });
 });

@@ -19,7 +19,7 @@ function unknownKeysOf(schema: z.ZodType, input: unknown): string[] {
   return result.error.issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : []));
 }
 
-const NOT_AN_ALLOWED_URL = 'url: must be an absolute https:// URL (or http://localhost), e.g. https://example.com/webhooks';
+const NOT_AN_ALLOWED_URL = 'url: must be an absolute https:// URL (or http:// to localhost, 127.0.0.1 or [::1]), e.g. https://example.com/webhooks';
 
 const distinctAddresses = (count: number) => Array.from({ length: count }, randomAddress);
 const distinctSignatures = (count: number) => Array.from({ length: count }, randomEventSignature);
