@@ -3,16 +3,9 @@ import { startReceiver, type Receiver } from '../support/receiver';
 import { webhooksApi } from './support/webhooks-api';
 
 const PER_HOST = 3;
-// 40 test notifications a webhook in a few seconds: over the default limit a minute (docs/limits.md).
-const client = useLocalService({
-  DELIVERY_TIMEOUT_SECONDS: '8',
-  DELIVERY_RETRY_SCHEDULE: '1',
-  MAX_TEST_NOTIFICATIONS_PER_MINUTE: '100',
-  DELIVERY_CONCURRENCY_PER_ACCOUNT: '6',
-  DELIVERY_CONCURRENCY_PER_HOST: String(PER_HOST),
-});
-const api = webhooksApi(client);
 
+// Declared before the service: hooks run in the order declared, so the dead receivers drop their
+// hanging attempts before the service stops, which waits for the attempts under way (8 s each) otherwise.
 let dead: Receiver;
 let deadElsewhere: Receiver;
 let healthy: Receiver;
@@ -24,6 +17,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([dead.close(), deadElsewhere.close(), healthy.close()]);
 });
+
+// 40 test notifications a webhook in a few seconds: over the default limit a minute (docs/limits.md).
+const client = useLocalService({
+  DELIVERY_TIMEOUT_SECONDS: '8',
+  DELIVERY_RETRY_SCHEDULE: '1',
+  MAX_TEST_NOTIFICATIONS_PER_MINUTE: '100',
+  DELIVERY_CONCURRENCY_PER_ACCOUNT: '6',
+  DELIVERY_CONCURRENCY_PER_HOST: String(PER_HOST),
+});
+const api = webhooksApi(client);
 
 async function sendTests(key: string, id: string, count: number): Promise<void> {
   for (let index = 0; index < count; index += 1) {

@@ -9,6 +9,7 @@ import { MAX_BODY_BYTES as MAX_NOTIFICATION_BYTES } from '../../lib/store/messag
 import { useLocalService } from '../support/local-service';
 import { freePort } from '../support/npm-start';
 import { runScript, spawnScript } from '../support/processes';
+import { sideBySide } from '../support/side-by-side';
 import { useTempDir } from '../support/temp-dir';
 
 const CLI = 'infra/receiver-cli.ts';
@@ -207,7 +208,8 @@ describe('the receiver CLI', () => {
     expect(result.stdout).toContain('--fail N');
   });
 
-  it.each([
+  // Each of the runs below exits at once on its arguments: they run side by side.
+  const badArguments: [string[], string][] = [
     [['--port', 'abc'], "--port must be a whole number, not 'abc'"],
     [['--port', '70000'], '--port must be at most 65535'],
     [['--fail=-1'], "--fail must be a whole number, not '-1'"],
@@ -223,8 +225,14 @@ describe('the receiver CLI', () => {
     [['--key-file', '/nonexistent/dev-api-key'], 'cannot read --key-file /nonexistent/dev-api-key (ENOENT)'],
     [['--secret-file', '/nonexistent/secret'], 'cannot read --secret-file /nonexistent/secret (ENOENT)'],
     [['--key-file', '/nonexistent/dev-api-key', '--api', 'ftp://example.com'], "--api must be an http:// or https:// URL, not 'ftp://example.com'"],
-  ])('exits 2 on bad arguments %j with a one-line reason', async (args, reason) => {
-    const result = await runScript(CLI, args, {});
+  ];
+  const runWithBadArguments = sideBySide(
+    badArguments.map(([args]) => args),
+    (args) => runScript(CLI, args, {}),
+  );
+
+  it.each(badArguments)('exits 2 on bad arguments %j with a one-line reason', async (args, reason) => {
+    const result = await runWithBadArguments(args);
     expect(result.code).toBe(2);
     // parseArgs' own reasons (unknown option, missing value) are matched by their start: Node words them variously.
     expect(result.stderr.slice(0, `receiver: ${reason}`.length)).toBe(`receiver: ${reason}`);
@@ -233,12 +241,20 @@ describe('the receiver CLI', () => {
     expect(result.stderr).not.toMatch(/not-a-secret|whk_/);
   });
 
-  it.each([
+  const secretFiles = [
     ['a file that is not the shared secret', 'not-a-secret', 'must hold the shared secret: 64 hex characters'],
     ['an empty file', '', 'is empty'],
-  ])('exits 2 on --secret-file naming %s, without repeating what it holds', async (_, text, reason) => {
-    const file = fileHolding(text);
-    const result = await runScript(CLI, ['--secret-file', file], {});
+  ] as const;
+  const runWithSecretFile = sideBySide(
+    secretFiles.map(([, text]) => text),
+    async (text) => {
+      const file = fileHolding(text);
+      return { file, result: await runScript(CLI, ['--secret-file', file], {}) };
+    },
+  );
+
+  it.each(secretFiles)('exits 2 on --secret-file naming %s, without repeating what it holds', async (_, text, reason) => {
+    const { file, result } = await runWithSecretFile(text);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`receiver: --secret-file ${file} ${reason} (npm run receiver -- --help)\n`);
   });

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { cp, mkdir, readdir, stat, truncate, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
+import { sideBySide } from '../support/side-by-side';
 import { useTempDir } from '../support/temp-dir';
 import {
   isRunning,
@@ -15,10 +16,12 @@ import {
   type RunningServer,
 } from '../support/processes';
 
-// A start costs some 5 s of CPU. One server serves the tests that only look at it running, then,
-// stopped with SIGTERM, those that only read the data directory it leaves (or damage a copy of it).
-// It is made on first use, and anew when wanted running after it was stopped: any test still runs
-// alone, in any order.
+// A start costs some 5 s of CPU, so servers serve several tests, each made on first use: any test
+// still runs alone, in any order. One, with two gateway processes, serves the tests that only look
+// at it running, then, stopped with SIGTERM, those that only read the data directory it leaves (or
+// damage a copy of it); it is made anew when wanted running after it was stopped. Another is killed
+// with SIGKILL for the tests of the kill, and its data directory started again for those of a
+// restart: that second server's stop with SIGTERM is the clean stop's test.
 interface SharedServer {
   dataDir: string;
   server: Promise<RunningServer>;
@@ -28,7 +31,7 @@ let shared: SharedServer | undefined;
 
 function startSharedServer(): SharedServer {
   const dataDir = freshDataDir();
-  return (shared = { dataDir, server: startServerProcess({ DATA_DIR: dataDir }) });
+  return (shared = { dataDir, server: startServerProcess({ DATA_DIR: dataDir, GATEWAY_PROCESSES: '2' }) });
 }
 
 /** The shared server, running, and its data directory; no test stops or changes either. */
@@ -49,6 +52,42 @@ async function sharedStoppedDataDir(): Promise<string> {
 afterAll(async () => {
   await (await shared?.server.catch(() => undefined))?.stop('SIGTERM');
 });
+
+/** A server that made the dev account's shared secret, then was killed with SIGKILL; no test changes its data directory. */
+let killed: Promise<{ server: RunningServer; dataDir: string; key: string; secret: string }> | undefined;
+function killedServer() {
+  killed ??= (async () => {
+    const dataDir = freshDataDir();
+    const server = await startServerProcess({ DATA_DIR: dataDir });
+    try {
+      const key = readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim();
+      const made = await fetch(`${server.url}/v1/webhooks:generateOrRotateSharedSecret`, { method: 'POST', headers: { 'x-service-api-key': key } });
+      return { server, dataDir, key, secret: ((await made.json()) as { secret: string }).secret };
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  })();
+  return killed;
+}
+
+/**
+ * The killed server's data directory started again once its store has stopped, asked for the shared
+ * secret, then stopped with SIGTERM: the answer, the server, its exit code and the data directory it
+ * leaves, which no test changes.
+ */
+let restarted: Promise<{ answer: unknown; server: RunningServer; exitCode: number | null; dataDir: string }> | undefined;
+function restartedAfterKill() {
+  restarted ??= (async () => {
+    const { server: killedOne, dataDir, key } = await killedServer();
+    await waitUntilGone(childPids(killedOne).store);
+    const server = await startServerProcess({ DATA_DIR: dataDir });
+    const answer = await fetch(`${server.url}/v1/webhooks:getSharedSecret`, { headers: { 'x-service-api-key': key } })
+      .then((response) => response.json() as Promise<unknown>)
+      .catch((error: unknown) => ({ failed: String(error) }));
+    return { answer, server, exitCode: await server.stop('SIGTERM'), dataDir };
+  })();
+  return restarted;
+}
 
 const dataDirs = useTempDir('webhooks-supervision-');
 let runs = 0;
@@ -86,31 +125,32 @@ function failureReason(result: { code: number | null; stdout: string; stderr: st
 
 describe('npm start runs the embedded DynamoDB, the gateway and the background work in processes of their own', () => {
   it('listens on 127.0.0.1 by default, the store, two gateway processes and the background work in processes of their own, its children', async () => {
-    const server = await startServerProcess({ DATA_DIR: freshDataDir(), GATEWAY_PROCESSES: '2' });
-    try {
-      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      const port = Number(new URL(server.url).port);
-      expect(listeningAddresses(port)).toEqual(['127.0.0.1']);
-      const { all } = childPids(server);
-      expect(new Set([server.process.pid, ...all]).size).toBe(5);
-      for (const pid of all) {
-        expect(isRunning(pid)).toBe(true);
-        expect(procStat(pid)!.parentPid).toBe(server.process.pid);
-      }
-      expect((await fetch(`${server.url}/v1/webhooks`)).status).toBe(401);
-    } finally {
-      await server.stop('SIGTERM');
+    const { server } = await sharedRunningServer();
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const port = Number(new URL(server.url).port);
+    expect(listeningAddresses(port)).toEqual(['127.0.0.1']);
+    const { all } = childPids(server);
+    expect(new Set([server.process.pid, ...all]).size).toBe(5);
+    for (const pid of all) {
+      expect(isRunning(pid)).toBe(true);
+      expect(procStat(pid)!.parentPid).toBe(server.process.pid);
     }
+    expect((await fetch(`${server.url}/v1/webhooks`)).status).toBe(401);
   });
 
   it.each(['SIGINT', 'SIGTERM'] as const)('stops all its processes cleanly on %s, leaving no orphan', async (signal) => {
-    const server = await startServerProcess({ DATA_DIR: freshDataDir() });
-    const { all } = childPids(server);
-    // Ctrl-C in a terminal signals the whole process group (the store has a group of its own, and
-    // gets it too); a SIGTERM usually reaches only the parent.
-    if (signal === 'SIGINT') for (const pid of all) process.kill(pid, 'SIGINT');
-    expect(await server.stop(signal)).toBe(0);
-    for (const pid of all) await waitUntilGone(pid);
+    let server: RunningServer;
+    let exitCode: number | null;
+    if (signal === 'SIGTERM') ({ server, exitCode } = await restartedAfterKill());
+    else {
+      server = await startServerProcess({ DATA_DIR: freshDataDir() });
+      // Ctrl-C in a terminal signals the whole process group (the store has a group of its own, and
+      // gets it too); a SIGTERM usually reaches only the parent.
+      for (const pid of childPids(server).all) process.kill(pid, 'SIGINT');
+      exitCode = await server.stop(signal);
+    }
+    expect(exitCode).toBe(0);
+    for (const pid of childPids(server).all) await waitUntilGone(pid);
     expect(server.output()).toContain('"message":"stopped"');
   });
 
@@ -138,21 +178,28 @@ describe('npm start runs the embedded DynamoDB, the gateway and the background w
   });
 
   it('stops the store, the gateway and the background work when npm start is killed with SIGKILL', async () => {
-    const server = await startServerProcess({ DATA_DIR: freshDataDir() });
-    const { all } = childPids(server);
-    await server.stop('SIGKILL');
-    for (const pid of all) await waitUntilGone(pid);
+    const { server } = await killedServer();
+    for (const pid of childPids(server).all) await waitUntilGone(pid);
   });
 
-  it.each([
+  const crashes = [
     ['store', 'the embedded DynamoDB process exited; stopping'],
     ['background', 'the background process exited; stopping'],
     ['gateway', 'a gateway process exited; stopping'],
-  ] as const)('reports a crash of the %s process, stops the others and exits with 1', async (which, message) => {
-    const server = await startServerProcess({ DATA_DIR: freshDataDir(), GATEWAY_PROCESSES: '2' });
-    const pids = childPids(server);
-    process.kill(pids[which], 'SIGKILL');
-    const exitCode = await server.stop('SIGCONT'); // waits for the exit; SIGCONT changes nothing
+  ] as const;
+  // A server of its own for each crash, on its own data directory and ports: they run side by side.
+  const serverAfterCrash = sideBySide(
+    crashes.map(([which]) => which),
+    async (which) => {
+      const server = await startServerProcess({ DATA_DIR: freshDataDir(), GATEWAY_PROCESSES: '2' });
+      const pids = childPids(server);
+      process.kill(pids[which], 'SIGKILL');
+      return { server, pids, exitCode: await server.stop('SIGCONT') }; // stop waits for the exit; SIGCONT changes nothing
+    },
+  );
+
+  it.each(crashes)('reports a crash of the %s process, stops the others and exits with 1', async (which, message) => {
+    const { server, pids, exitCode } = await serverAfterCrash(which);
     expect(exitCode).toBe(1);
     const lines = logLines(server.output());
     expect(lines).toContainEqual(expect.objectContaining({ message, signal: 'SIGKILL' }));
@@ -161,19 +208,8 @@ describe('npm start runs the embedded DynamoDB, the gateway and the background w
   });
 
   it('keeps what was written before a SIGKILL of npm start', async () => {
-    const dataDir = freshDataDir();
-    const first = await startServerProcess({ DATA_DIR: dataDir });
-    const key = readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim();
-    const headers = { 'x-service-api-key': key };
-    const { secret } = (await (await fetch(`${first.url}/v1/webhooks:generateOrRotateSharedSecret`, { method: 'POST', headers })).json()) as { secret: string };
-    await first.stop('SIGKILL');
-    await waitUntilGone(childPids(first).store);
-    const second = await startServerProcess({ DATA_DIR: dataDir });
-    try {
-      expect(await (await fetch(`${second.url}/v1/webhooks:getSharedSecret`, { headers })).json()).toEqual({ secret });
-    } finally {
-      await second.stop('SIGTERM');
-    }
+    const { secret } = await killedServer();
+    expect((await restartedAfterKill()).answer).toEqual({ secret });
   });
 });
 
@@ -204,9 +240,8 @@ describe('npm start refuses to start, in one structured line', () => {
   });
 
   it('when a table file is damaged, which only a read finds, saying what and to move it away', async () => {
-    const dataDir = await copyOfDataDir(await sharedStoppedDataDir());
     // A second start turns the first one's log into a table file.
-    await (await startServerProcess({ DATA_DIR: dataDir, DEV_CHAIN: 'off' })).stop('SIGTERM');
+    const dataDir = await copyOfDataDir((await restartedAfterKill()).dataDir);
     const store = path.join(dataDir, 'dynamodb');
     const tableFiles = (await readdir(store)).filter((file) => file.endsWith('.ldb'));
     expect(tableFiles).not.toHaveLength(0);
@@ -215,20 +250,29 @@ describe('npm start refuses to start, in one structured line', () => {
     expect(reason).toMatch(new RegExp(`^data directory ${escape(store)} is corrupted: IO error: .+\\.ldb: .+\\. Move it away to start fresh$`));
   });
 
-  it.each([
+  // Each of the starts below fails on its own data directory and ports: they run side by side.
+  const pageTokenFiles = [
     ['empty', ''],
     ['too short', 'abcd'],
     ['not hex', 'z'.repeat(64)],
-  ])('when DATA_DIR/page-token.key is %s, naming the file', async (_, content) => {
-    const dataDir = freshDataDir();
-    await mkdir(dataDir, { recursive: true });
-    const file = path.join(dataDir, 'page-token.key');
-    await writeFile(file, content);
-    const reason = failureReason(await failedStart({ DATA_DIR: dataDir }));
-    expect(reason).toBe(`${file} must hold at least 32 bytes, hex-encoded: delete it to make a new one (page tokens handed out before stop working)`);
+  ] as const;
+  const startWithPageTokenFile = sideBySide(
+    pageTokenFiles.map(([, content]) => content),
+    async (content) => {
+      const dataDir = freshDataDir();
+      await mkdir(dataDir, { recursive: true });
+      const file = path.join(dataDir, 'page-token.key');
+      await writeFile(file, content);
+      return { file, result: await failedStart({ DATA_DIR: dataDir }) };
+    },
+  );
+
+  it.each(pageTokenFiles)('when DATA_DIR/page-token.key is %s, naming the file', async (_, content) => {
+    const { file, result } = await startWithPageTokenFile(content);
+    expect(failureReason(result)).toBe(`${file} must hold at least 32 bytes, hex-encoded: delete it to make a new one (page tokens handed out before stop working)`);
   });
 
-  it.each([
+  const unusableSettings: [Record<string, string>, string][] = [
     [{ DELIVERY_RETRY_SCHEDULE: 'abc' }, `DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got 'abc'`],
     [{ DELIVERY_RETRY_SCHEDULE: '5,,10' }, `DELIVERY_RETRY_SCHEDULE must be comma-separated non-negative seconds (e.g. "10,60,300"), got '5,,10'`],
     [{ DELIVERY_TIMEOUT_SECONDS: '0' }, 'DELIVERY_TIMEOUT_SECONDS must be a positive number'],
@@ -236,28 +280,35 @@ describe('npm start refuses to start, in one structured line', () => {
     [{ CHAIN_RPC_URLS: '43114=ftp://x' }, 'CHAIN_RPC_URLS: the URL of chain 43114 must be an http(s) URL'],
     [{ DEV_CHAIN_PORT: 'abc' }, "DEV_CHAIN_PORT must be a port number, got 'abc'"],
     [{ GATEWAY_PROCESSES: '0' }, "GATEWAY_PROCESSES must be a whole number from 1 to 999, got '0'"],
-  ])('when a setting is not usable (%j), naming it', async (env, expected) => {
-    expect(failureReason(await failedStart({ DATA_DIR: freshDataDir(), ...env }))).toBe(expected);
+  ];
+  const badPageTokenKey = { PAGE_TOKEN_KEY: 'short' };
+  const startWithSettings = sideBySide([...unusableSettings.map(([env]) => env), badPageTokenKey], (env) =>
+    failedStart({ DATA_DIR: freshDataDir(), ...env }),
+  );
+
+  it.each(unusableSettings)('when a setting is not usable (%j), naming it', async (env, expected) => {
+    expect(failureReason(await startWithSettings(env))).toBe(expected);
   });
 
   it('when PAGE_TOKEN_KEY is set and not a key, naming it', async () => {
-    const reason = failureReason(await failedStart({ DATA_DIR: freshDataDir(), PAGE_TOKEN_KEY: 'short' }));
+    const reason = failureReason(await startWithSettings(badPageTokenKey));
     expect(reason).toBe('PAGE_TOKEN_KEY must hold at least 32 bytes, hex-encoded');
   });
 
-  it.each([
-    ['PORT', 'PORT'],
-    ['DYNAMODB_PORT', 'DYNAMODB_PORT'],
-    ['DEV_CHAIN_PORT', 'DEV_CHAIN_PORT'],
-  ])('when %s is taken, naming the variable', async (variable) => {
+  const portVariables = ['PORT', 'DYNAMODB_PORT', 'DEV_CHAIN_PORT'] as const;
+  const startWithPortTaken = sideBySide(portVariables, async (variable) => {
     const blocker = await listeningServer();
     try {
       const port = (blocker.address() as { port: number }).port;
-      const reason = failureReason(await failedStart({ DATA_DIR: freshDataDir(), [variable]: String(port) }));
-      expect(reason).toBe(`port ${port} is in use by another process: stop it, or set ${variable} to another port`);
+      return { port, result: await failedStart({ DATA_DIR: freshDataDir(), [variable]: String(port) }) };
     } finally {
       blocker.close();
     }
+  });
+
+  it.each(portVariables)('when %s is taken, naming the variable', async (variable) => {
+    const { port, result } = await startWithPortTaken(variable);
+    expect(failureReason(result)).toBe(`port ${port} is in use by another process: stop it, or set ${variable} to another port`);
   });
 });
 

@@ -27,7 +27,7 @@ export function spawnScript(entry: string, args: string[], env: Record<string, s
   });
 }
 
-/** Starts a script and resolves once its output matches `listening`. */
+/** Starts a script and resolves once its output matches `listening`: what the caller reads of it then must be within the match. */
 export async function spawnListening(
   entry: string,
   env: Record<string, string>,
@@ -48,8 +48,6 @@ export async function spawnListening(
     child.stderr.on('data', onData);
     void exited.then((code) => reject(new Error(`${entry} exited with ${code} before listening:\n${output}`)));
   });
-  // Let the lines printed right after "listening" (a key) arrive.
-  await new Promise((resolve) => setTimeout(resolve, 200));
   return {
     process: child,
     match,
@@ -75,12 +73,15 @@ export function npmStartNodeArgs(): string[] {
   return words.slice(2, entry);
 }
 
-/** `npm start` as a child process (its node flags included), on free ports, until it prints where it listens. */
+/**
+ * `npm start` as a child process (its node flags included), on free ports, until it prints where it
+ * listens and the rest of its banner, which ends with the line to try a key or to make more.
+ */
 export async function startServerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<RunningServer> {
   const server = await spawnListening(
     'infra/local/start.ts',
     { PORT: '0', DYNAMODB_PORT: '0', DEV_CHAIN_PORT: '0', ...env },
-    /listening on (http:\/\/\S+:\d+) \(DynamoDB at http:\/\/127\.0\.0\.1:(\d+)\)/,
+    /listening on (http:\/\/\S+:\d+) \(DynamoDB at http:\/\/127\.0\.0\.1:(\d+)\)\n(?:.*\n)*?(?: {2}curl -s |More keys: ).*\n/,
     [...npmStartNodeArgs(), ...nodeArgs],
   );
   return { ...server, url: server.match[1]!, dynamoDbPort: Number(server.match[2]) };
