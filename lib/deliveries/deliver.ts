@@ -2,7 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { sharedSecretGeneratedIfMissing, signingSecretsOf } from '../secrets/shared-secret';
-import { readEventuallyConsistent, type ItemReader } from '../store/batch';
+import { keyText, readEventuallyConsistent, type ItemReader } from '../store/batch';
 import {
   claimMessage,
   bodyKeyOf,
@@ -66,7 +66,8 @@ export async function prepareDelivery(ref: MessageRef & { origin?: string }, que
   // would be hot, and once for all the records of a batch that ask for them (`read`). The body too,
   // written once before the state: read again if not seen yet.
   const [message, items] = await Promise.all([getMessageState(ref), read(keys)]);
-  const [webhookItem, secretItem, bodyItem, endpointItem] = keys.map((key) => items.find((item) => item.pk === key.pk && item.sk === key.sk));
+  const byKey = new Map(items.map((item) => [keyText(item), item]));
+  const [webhookItem, secretItem, bodyItem, endpointItem] = keys.map((key) => byKey.get(keyText(key)));
   if (!message) return { kind: 'none' };
   if (message.status !== 'pending' || message.nextAttemptAt === undefined) return { kind: 'none' };
   if (message.claimedUntil !== undefined && message.claimedUntil > now) return { kind: 'none' };

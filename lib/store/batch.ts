@@ -109,6 +109,9 @@ export async function readItems(keys: TableKey[], projection?: string[], { event
   return { items, requests };
 }
 
+/** One text per table key, to match the items a batch read returns (in no order) to the keys asked. */
+export const keyText = (key: TableKey | Item) => `${key.pk}\n${key.sk}`;
+
 /** Reads some items, returning those that exist among `keys`. */
 export type ItemReader = (keys: TableKey[]) => Promise<Item[]>;
 
@@ -123,7 +126,6 @@ export const readEventuallyConsistent: ItemReader = async (keys) => (await readI
  */
 export function coalescingReader(read: ItemReader = readEventuallyConsistent): ItemReader {
   let asked: Array<{ keys: TableKey[]; resolve: (items: Item[]) => void; reject: (error: unknown) => void }> = [];
-  const keyText = (key: TableKey | Item) => `${key.pk}\n${key.sk}`;
   const flush = async () => {
     const calls = asked;
     asked = [];

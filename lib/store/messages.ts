@@ -3,8 +3,8 @@ import { runtimeConfig } from '../config/runtime';
 import { envelopeAround } from '../deliveries/signing';
 import { tableName } from './client';
 import { conditionHeld, unlessConditionFails } from './conditional-write';
-import { inChunks, readItems } from './batch';
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { inChunks, keyText, readItems } from './batch';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
 import {
@@ -462,9 +462,9 @@ async function statesOf(entries: Item[], wanted: (message: MessageState) => bool
   if (entries.length === 0) return [];
   const keys = entries.map(({ pk, sk }) => ({ pk, sk }) as TableKey);
   const { items } = await readItems(keys);
-  const byKey = new Map(items.map((item) => [`${item.pk}\n${item.sk}`, toMessageState(item)]));
+  const byKey = new Map(items.map((item) => [keyText(item), toMessageState(item)]));
   return keys.flatMap((key) => {
-    const message = byKey.get(`${key.pk}\n${key.sk}`);
+    const message = byKey.get(keyText(key));
     return message && wanted(message) ? [message] : [];
   });
 }
@@ -664,80 +664,75 @@ export async function deleteExpiredMessage(ref: MessageRef, now: number): Promis
 
 /**
  * Moves the messages an earlier version recorded (their status in gsi1, which projected every
- * attribute) to the status index of today: failed and parked ones into gsi2, all out of gsi1. Once
- * per table, marked done: what the embedded store of an earlier `npm start` holds (no AWS stage ran
- * that layout). With the caller's own client, as the table's creation is: the service's client is
- * left untouched until the service uses it. `created`: a table just made, with nothing to move.
- * Returns how many it moved.
+ * attribute) to the status index of today: failed and parked ones into gsi2, all out of gsi1.
+ * `created`: a table just made, with nothing to move. Returns how many it moved.
  */
 export async function moveMessagesToStatusIndex(client: DynamoDBClient, table: string, { created }: { created: boolean }): Promise<number> {
-  const mark = marshall(messageStatusIndexMarkKey);
-  let moved = 0;
-  if (!created && !(await client.send(new GetItemCommand({ TableName: table, Key: mark, ConsistentRead: true }))).Item) {
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await client.send(
-        new ScanCommand({
-          TableName: table,
-          FilterExpression: 'begins_with(sk, :message) AND attribute_exists(gsi1pk)',
-          ProjectionExpression: 'pk, sk, account, webhookId, #status, waitingForActivation',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: marshall({ ':message': MESSAGE_SORT_KEY_PREFIX }),
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of (page.Items ?? []).map((attributes) => unmarshall(attributes))) {
-        const indexed = item.status === 'failed' || (item.status === 'pending' && item.waitingForActivation === true);
-        await client.send(
-          new UpdateItemCommand({
-            TableName: table,
-            Key: marshall({ pk: item.pk, sk: item.sk }),
-            UpdateExpression: indexed ? 'SET gsi2pk = :gsi2pk REMOVE gsi1pk, gsi1sk' : 'REMOVE gsi1pk, gsi1sk',
-            ...(indexed ? { ExpressionAttributeValues: marshall({ ':gsi2pk': messageStatusPartition(item.account, item.webhookId, item.status) }) } : {}),
-          }),
-        );
-        moved += 1;
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-  }
-  await client.send(new PutItemCommand({ TableName: table, Item: marshall({ ...messageStatusIndexMarkKey, at: Date.now() }) }));
-  return moved;
+  const scan = {
+    FilterExpression: 'begins_with(sk, :message) AND attribute_exists(gsi1pk)',
+    ProjectionExpression: 'pk, sk, account, webhookId, #status, waitingForActivation',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: marshall({ ':message': MESSAGE_SORT_KEY_PREFIX }),
+  };
+  return moveOnce(client, table, messageStatusIndexMarkKey, created, scan, async (item) => {
+    const indexed = item.status === 'failed' || (item.status === 'pending' && item.waitingForActivation === true);
+    await client.send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: marshall({ pk: item.pk, sk: item.sk }),
+        UpdateExpression: indexed ? 'SET gsi2pk = :gsi2pk REMOVE gsi1pk, gsi1sk' : 'REMOVE gsi1pk, gsi1sk',
+        ...(indexed ? { ExpressionAttributeValues: marshall({ ':gsi2pk': messageStatusPartition(item.account, item.webhookId, item.status) }) } : {}),
+      }),
+    );
+  });
 }
 
 /**
  * Moves the messages (states and bodies) an earlier version kept in one partition per webhook to
- * the partitions of today (`MESSAGE_PARTITIONS`). Once per table, marked done, at start, like
- * moveMessagesToStatusIndex: what the embedded store of an earlier `npm start` holds (no AWS stage
- * was ever deployed with that layout). A copy is written only where none is yet, then the original
- * deleted, so that a start interrupted half way moves the rest next time. Returns how many items it moved.
+ * the partitions of today (`MESSAGE_PARTITIONS`): a copy is written only where none is yet, then the
+ * original deleted, so that a start interrupted half way moves the rest next time. Returns how many
+ * items it moved.
  */
 export async function spreadMessagePartitions(client: DynamoDBClient, table: string, { created }: { created: boolean }): Promise<number> {
-  const mark = marshall(messagePartitionsMarkKey);
+  const scan = {
+    FilterExpression: '(begins_with(sk, :message) OR begins_with(sk, :body)) AND contains(pk, :log)',
+    ExpressionAttributeValues: marshall({ ':message': MESSAGE_SORT_KEY_PREFIX, ':body': MESSAGE_BODY_SORT_KEY_PREFIX, ':log': '#MESSAGES' }),
+  };
+  return moveOnce(client, table, messagePartitionsMarkKey, created, scan, async (item) => {
+    if (!isUnspreadMessagePartition(item.pk)) return false;
+    const messageId = String(item.sk).slice(String(item.sk).indexOf('#') + 1);
+    const copy = new PutItemCommand({ TableName: table, Item: marshall({ ...item, pk: spreadMessagePartition(item.pk, messageId) }), ConditionExpression: 'attribute_not_exists(pk)' });
+    await conditionHeld(client.send(copy));
+    await client.send(new DeleteItemCommand({ TableName: table, Key: marshall({ pk: item.pk, sk: item.sk }) }));
+  });
+}
+
+/**
+ * A move of an earlier layout's items, once per table and marked done (`mark`): what the embedded
+ * store of an earlier `npm start` holds (no AWS stage was ever deployed with those layouts). Every
+ * item the scan finds goes to `move`, which says false for one it left as it was. With the caller's
+ * own client, as the table's creation is: the service's client is left untouched until the service
+ * uses it. `created`: a table just made, with nothing to move. Returns how many items it moved.
+ */
+async function moveOnce(
+  client: DynamoDBClient,
+  table: string,
+  mark: TableKey,
+  created: boolean,
+  scan: Omit<ScanCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+  move: (item: Item) => Promise<boolean | void>,
+): Promise<number> {
   let moved = 0;
-  if (!created && !(await client.send(new GetItemCommand({ TableName: table, Key: mark, ConsistentRead: true }))).Item) {
+  if (!created && !(await client.send(new GetItemCommand({ TableName: table, Key: marshall(mark), ConsistentRead: true }))).Item) {
     let startKey: Record<string, AttributeValue> | undefined;
     do {
-      const page = await client.send(
-        new ScanCommand({
-          TableName: table,
-          FilterExpression: '(begins_with(sk, :message) OR begins_with(sk, :body)) AND contains(pk, :log)',
-          ExpressionAttributeValues: marshall({ ':message': MESSAGE_SORT_KEY_PREFIX, ':body': MESSAGE_BODY_SORT_KEY_PREFIX, ':log': '#MESSAGES' }),
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      const items = (page.Items ?? []).map((attributes) => unmarshall(attributes)).filter((item) => isUnspreadMessagePartition(item.pk));
-      await inChunks(items, 1, 16, async ([item]) => {
-        const messageId = String(item!.sk).slice(String(item!.sk).indexOf('#') + 1);
-        const copy = new PutItemCommand({ TableName: table, Item: marshall({ ...item, pk: spreadMessagePartition(item!.pk, messageId) }), ConditionExpression: 'attribute_not_exists(pk)' });
-        await conditionHeld(client.send(copy));
-        await client.send(new DeleteItemCommand({ TableName: table, Key: marshall({ pk: item!.pk, sk: item!.sk }) }));
+      const page = await client.send(new ScanCommand({ ...scan, TableName: table, ExclusiveStartKey: startKey }));
+      await inChunks((page.Items ?? []).map((attributes) => unmarshall(attributes)), 1, 16, async ([item]) => {
+        if ((await move(item!)) !== false) moved += 1;
       });
-      moved += items.length;
       startKey = page.LastEvaluatedKey;
     } while (startKey);
   }
-  await client.send(new PutItemCommand({ TableName: table, Item: marshall({ ...messagePartitionsMarkKey, at: Date.now() }) }));
+  await client.send(new PutItemCommand({ TableName: table, Item: marshall({ ...mark, at: Date.now() }) }));
   return moved;
 }
-

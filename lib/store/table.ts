@@ -207,9 +207,9 @@ const webhookMessagesPartition = (account: string, webhookId: string) => `${webh
  */
 export const MESSAGE_PARTITIONS = 8;
 
-/** The partition of a webhook's log that holds `messageId`. */
-const messagePartition = (account: string, webhookId: string, messageId: string) =>
-  `${webhookMessagesPartition(account, webhookId)}#${parseInt(messageId.slice(-1), 16) % MESSAGE_PARTITIONS}`;
+/** The partition of a webhook's log (`log`, its partitions' common prefix) that holds `messageId`. */
+export const spreadMessagePartition = (log: string, messageId: string) => `${log}#${parseInt(messageId.slice(-1), 16) % MESSAGE_PARTITIONS}`;
+const messagePartition = (account: string, webhookId: string, messageId: string) => spreadMessagePartition(webhookMessagesPartition(account, webhookId), messageId);
 
 /** Every partition of a webhook's log. */
 export const messagePartitions = (account: string, webhookId: string) =>
@@ -217,7 +217,6 @@ export const messagePartitions = (account: string, webhookId: string) =>
 
 /** Where an earlier version kept all of a webhook's messages, in one partition. */
 export const isUnspreadMessagePartition = (pk: string) => pk.endsWith('#MESSAGES');
-export const spreadMessagePartition = (pk: string, messageId: string) => `${pk}#${parseInt(messageId.slice(-1), 16) % MESSAGE_PARTITIONS}`;
 
 export const MESSAGE_SORT_KEY_PREFIX = 'MESSAGE#';
 export const MESSAGE_BODY_SORT_KEY_PREFIX = 'B#';
