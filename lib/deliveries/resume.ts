@@ -6,7 +6,7 @@ import { RESUMES_PARTITION, resumeJobKey, webhookIdOfSortKey } from '../store/ta
 import { getWebhookItem } from '../store/webhooks';
 import { queueAgainNow, type QueueSender, type Requeue } from './queue';
 
-/** How long after an activation its job keeps reading the parked messages again: longer than an index takes to show a write. */
+/** How long after an activation its job reads the parked messages once more: longer than an index takes to show a write. */
 export const RESUME_SETTLE_MS = 30_000;
 
 /** A parked message goes back to where it was in its schedule, unless it changed since it was read. */
@@ -24,20 +24,27 @@ export async function requestResume(account: string, webhookId: string): Promise
 /**
  * Works through the resume jobs until none is left or `deadline` passes: for a webhook that is
  * active, each parked message is scheduled for now and queued, a page at a time, the job keeping
- * where it got to. Returns how many messages it queued.
+ * where it got to, and once more RESUME_SETTLE_MS after the activation. Returns how many messages it queued.
  */
 export async function runResumeJobs(deadline: number, queue: QueueSender): Promise<number> {
-  const { items: jobs } = await queryItems({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': RESUMES_PARTITION },
-    Limit: 25,
-  });
   let resumed = 0;
-  for (const job of jobs) {
-    if (Date.now() >= deadline) break;
-    resumed += await runResumeJob(job, deadline, queue);
-  }
+  let startKey: Item | undefined;
+  do {
+    // A job that ran once waits for its second run (`recheckAt`) without holding up the others.
+    const page = await queryItems({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: 'attribute_not_exists(recheckAt) OR recheckAt <= :now',
+      ExpressionAttributeValues: { ':pk': RESUMES_PARTITION, ':now': Date.now() },
+      Limit: 25,
+      ExclusiveStartKey: startKey,
+    });
+    for (const job of page.items) {
+      if (Date.now() >= deadline) return resumed;
+      resumed += await runResumeJob(job, deadline, queue);
+    }
+    startKey = page.lastEvaluatedKey;
+  } while (startKey && Date.now() < deadline);
   return resumed;
 }
 
@@ -58,17 +65,18 @@ async function runResumeJob(job: Item, deadline: number, queue: QueueSender): Pr
       }
     } while (cursor);
   }
-  if (webhook?.status === 'active' && Date.now() < (job.requestedAt as number) + RESUME_SETTLE_MS) {
+  const settled = (job.requestedAt as number) + RESUME_SETTLE_MS;
+  if (webhook?.status === 'active' && Date.now() < settled) {
     // gsi2 is eventually consistent: a message parked just before the activation may not show yet.
-    // The job reads the parked messages again, from the start, at the next passes until it has settled.
+    // The job reads the parked messages once more, from the start, once the index has settled.
     await conditionHeld(
       updateItem({
         TableName: tableName(),
         Key: resumeJobKey(webhookId),
-        UpdateExpression: 'REMOVE #cursor',
+        UpdateExpression: 'SET recheckAt = :settled REMOVE #cursor',
         ConditionExpression: 'requestedAt = :requestedAt',
         ExpressionAttributeNames: { '#cursor': 'cursor' },
-        ExpressionAttributeValues: { ':requestedAt': job.requestedAt },
+        ExpressionAttributeValues: { ':requestedAt': job.requestedAt, ':settled': settled },
       }),
     );
     return resumed;
