@@ -13,6 +13,8 @@ import { uuidFromHex, uuidHex } from './uuid';
  *   the webhook's id.
  * - A webhook's deliveries: the position is the last message's id (16 bytes), signed over the
  *   account, the webhook's id and the status filter.
+ * - A webhook's backfills: the position is the last backfill's id (16 bytes), signed over the
+ *   account and the webhook's id.
  */
 const VERSION = 1;
 const ID_BYTES = 16;
@@ -27,6 +29,7 @@ export interface PageTokenScope {
 export const INVALID_PAGE_TOKEN = 'Invalid pageToken: pass the nextPageToken of an earlier call with the same status filter';
 export const INVALID_DELIVERY_PAGE_TOKEN =
   "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's deliveries with the same status filter";
+export const INVALID_BACKFILL_PAGE_TOKEN = "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's backfills";
 export const INVALID_ADDRESS_PAGE_TOKEN = "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's addresses";
 
 /** What a token is signed over: the list, then its scope, each field length-prefixed. */
@@ -57,6 +60,15 @@ export function encodeDeliveryPageToken(key: Buffer, account: string, webhookId:
 /** The last message id of the earlier page; a 400 for any token this server did not issue for this list. */
 export function decodeDeliveryPageToken(key: Buffer, account: string, webhookId: string, status: string | undefined, token: string): string {
   return uuidFromHex(decode(key, [DELIVERIES, account, webhookId, status ?? ''], token, ID_BYTES, INVALID_DELIVERY_PAGE_TOKEN).toString('hex'));
+}
+
+export function encodeBackfillPageToken(key: Buffer, account: string, webhookId: string, lastBackfillId: string): string {
+  return encode(key, [BACKFILLS, account, webhookId], uuidBytes(lastBackfillId));
+}
+
+/** The last backfill id of the earlier page; a 400 for any token this server did not issue for this webhook. */
+export function decodeBackfillPageToken(key: Buffer, account: string, webhookId: string, token: string): string {
+  return uuidFromHex(decode(key, [BACKFILLS, account, webhookId], token, ID_BYTES, INVALID_BACKFILL_PAGE_TOKEN).toString('hex'));
 }
 
 function uuidBytes(id: string): Buffer {
@@ -92,6 +104,7 @@ function lengthPrefixed(field: string): Buffer {
 const WEBHOOKS = lengthPrefixed('webhooks');
 const ADDRESSES = lengthPrefixed('addresses');
 const DELIVERIES = lengthPrefixed('deliveries');
+const BACKFILLS = lengthPrefixed('backfills');
 
 const webhooksScope = (scope: PageTokenScope): SignedScope => [WEBHOOKS, scope.account, scope.status ?? ''];
 

@@ -1,5 +1,6 @@
 import * as z from './schemas/zod';
 import { addressesBody, addressList, listAddressesQuery } from './schemas/addresses';
+import { backfill, backfillList, backfillPath, createBackfillBody, listBackfillsQuery } from './schemas/backfills';
 import { chainList } from './schemas/chains';
 import { deliveryDetail, deliveryList, deliveryPath, listDeliveriesQuery, queuedMessage, recoverBody, recoverResult } from './schemas/deliveries';
 import { rotateSharedSecretBody, rotateSharedSecretQuery, sharedSecret } from './schemas/shared-secret';
@@ -22,7 +23,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export interface Route {
   operationId: string;
   /** The API document's grouping and one-line description of the operation. */
-  tag: 'Shared secret' | 'Webhooks' | 'Addresses' | 'Deliveries' | 'Chains';
+  tag: 'Shared secret' | 'Webhooks' | 'Addresses' | 'Deliveries' | 'Backfills' | 'Chains';
   summary: string;
   method: HttpMethod;
   /** API Gateway resource path; `{id}` is a path parameter, `webhooks:getSharedSecret` one literal path part. */
@@ -286,6 +287,61 @@ export const routes = {
     // UpdateItem: the webhook's and the account's counts of test notifications in the minute.
     tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     queuesDeliveries: true,
+  }),
+  createBackfill: route({
+    operationId: 'createBackfill',
+    tag: 'Backfills',
+    summary: "Notify a webhook of past blocks' activity",
+    method: 'POST',
+    path: '/v1/webhooks/{id}/backfills',
+    entry: 'functions/create-backfill.ts',
+    successStatus: 202,
+    query: noParameters,
+    pathParameters: webhookPath,
+    body: createBackfillBody,
+    response: backfill,
+    // GetItem: the webhook, the chain's checkpoint, running backfills; PutItem/UpdateItem: the backfill and the account's running slot; Query/DeleteItem: ended backfills beyond those kept.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:DeleteItem'],
+  }),
+  listBackfills: route({
+    operationId: 'listBackfills',
+    tag: 'Backfills',
+    summary: "List a webhook's backfills, newest first",
+    method: 'GET',
+    path: '/v1/webhooks/{id}/backfills',
+    entry: 'functions/list-backfills.ts',
+    successStatus: 200,
+    query: listBackfillsQuery,
+    pathParameters: webhookPath,
+    response: backfillList,
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query'],
+    usesPageTokens: true,
+  }),
+  getBackfill: route({
+    operationId: 'getBackfill',
+    tag: 'Backfills',
+    summary: 'Get a backfill: its status and progress',
+    method: 'GET',
+    path: '/v1/webhooks/{id}/backfills/{backfillId}',
+    entry: 'functions/get-backfill.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: backfillPath,
+    response: backfill,
+    tableActions: ['dynamodb:GetItem'],
+  }),
+  cancelBackfill: route({
+    operationId: 'cancelBackfill',
+    tag: 'Backfills',
+    summary: 'Cancel a running backfill (what it recorded stays recorded)',
+    method: 'DELETE',
+    path: '/v1/webhooks/{id}/backfills/{backfillId}',
+    entry: 'functions/cancel-backfill.ts',
+    successStatus: 202,
+    query: noParameters,
+    pathParameters: backfillPath,
+    response: backfill,
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
   }),
   listChains: route({
     operationId: 'listChains',

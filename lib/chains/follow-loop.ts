@@ -83,7 +83,8 @@ export async function followChain(chain: ChainSettings, options: FollowOptions):
   if (leaseUntil > Date.now()) await releaseChainLease(chain.chainId, holder).catch(() => undefined);
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);

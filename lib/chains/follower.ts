@@ -65,8 +65,9 @@ export class ChainFollower {
     private readonly log: Logger,
     /** Where recorded notifications are queued. */
     private readonly queue: QueueSender,
+    node?: ChainNode,
   ) {
-    this.node = new ChainNode(chain.rpcUrl, chain.traces);
+    this.node = node ?? new ChainNode(chain.rpcUrl, chain.traces);
     this.tokens = new TokenMetadataCache(chain.chainId, this.node, log);
   }
 
@@ -244,9 +245,10 @@ export class ChainFollower {
   /**
    * Records the notifications of a run of blocks (of the webhooks `onlyWebhooks` names, when given);
    * returns how many (recorded now or before). Every webhook's are recorded whatever another's do:
-   * those that failed are thrown as WebhooksFailed.
+   * those that failed are thrown as WebhooksFailed. A backfill's (`backfill`) are recorded block
+   * after block, marked with its id, and only those recorded now are counted.
    */
-  async take(blocks: BlockData[], onlyWebhooks?: ReadonlySet<string>): Promise<number> {
+  async take(blocks: BlockData[], onlyWebhooks?: ReadonlySet<string>, backfill?: { backfillId: string }): Promise<number> {
     const { matches } = await matchBlocks(this.chain.chainId, blocks);
     const work = matches.flatMap((blockMatches, index) =>
       blockMatches.filter((match) => !onlyWebhooks || onlyWebhooks.has(match.webhook.id)).map((match) => ({ data: blocks[index]!, match })),
@@ -256,10 +258,12 @@ export class ChainFollower {
     const notifications = new BlockNotifications(this.chain, this.tokens.lookup, this.log);
     let recorded = 0;
     const failures: WebhooksFailed['failures'] = [];
-    await inChunks(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
+    await inChunks(work, 1, backfill ? 1 : WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
       const { data, match } = item!;
       try {
-        recorded += (await recordNotifications(match.account, match.webhook.id, notifications.of(data, match), this.queue, originOf(match.webhook.url))).length;
+        const made = notifications.of(data, match).map((notification) => (backfill ? { ...notification, backfillId: backfill.backfillId } : notification));
+        const ids = await recordNotifications(match.account, match.webhook.id, made, this.queue, originOf(match.webhook.url), backfill ? 'new' : 'all');
+        recorded += ids.length;
       } catch (error) {
         failures.push({ data, match, error });
       }

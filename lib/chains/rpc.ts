@@ -20,7 +20,12 @@ export class ChainNode {
   /** Unknown until the first block: whether the node has `eth_getBlockReceipts`. */
   private blockReceipts: boolean | undefined;
 
-  constructor(rpcUrl: string, private readonly traces: boolean) {
+  constructor(
+    rpcUrl: string,
+    private readonly traces: boolean,
+    /** Awaited before each request: a backfill's pacing. */
+    private readonly beforeRequest?: () => Promise<void>,
+  ) {
     this.client = createClient({
       transport: http(rpcUrl, { batch: { batchSize: 100, wait: 0 }, retryCount: 2, timeout: 20_000 }),
     });
@@ -90,6 +95,7 @@ export class ChainNode {
   }
 
   async request<T>(method: string, params: unknown[]): Promise<T> {
+    await this.beforeRequest?.();
     try {
       return (await this.client.request({ method, params } as never)) as T;
     } catch (error) {

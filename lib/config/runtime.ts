@@ -1,5 +1,5 @@
 import { followedChainsFrom, type PublicChainFacts } from './chains';
-import { stageSettings, type AccountLimits, type DeliverySettings, type StageSettings, type UsagePlanSettings } from './stages';
+import { stageSettings, type AccountLimits, type BackfillSettings, type DeliverySettings, type StageSettings, type UsagePlanSettings } from './stages';
 
 /** What a process (Lambda, local gateway, keys CLI) needs to know, read once from its environment. */
 export interface RuntimeConfig {
@@ -34,6 +34,8 @@ export interface RuntimeConfig {
   accountLimits: AccountLimits;
   /** The stage's delivery settings; locally the environment may override them (tests run a whole schedule in seconds). */
   delivery: DeliverySettings;
+  /** The stage's backfill settings; locally the environment may override them. */
+  backfills: BackfillSettings;
   /** Where producers queue deliveries: the SQS queue on AWS, the local queue's endpoint in `npm start`; absent only in in-process unit tests (nothing is queued). */
   deliveryQueueUrl?: string;
   /** The chains this service follows (the stage's on AWS, FOLLOWED_CHAINS from `npm start`): a webhook on another is refused. */
@@ -111,6 +113,13 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, stage: StageSettings =
     },
     accountLimits: accountLimits(env, stage.accountLimits),
     delivery: deliverySettings(env, stage.delivery),
+    backfills: {
+      maxBlocks: positiveInteger(env, 'BACKFILL_MAX_BLOCKS') ?? stage.backfills.maxBlocks,
+      runningPerAccount: positiveInteger(env, 'BACKFILL_RUNNING_PER_ACCOUNT') ?? stage.backfills.runningPerAccount,
+      rpcRequestsPerSecond: positiveNumber(env, 'BACKFILL_RPC_REQUESTS_PER_SECOND') ?? stage.backfills.rpcRequestsPerSecond,
+      concurrencyPerChain: positiveInteger(env, 'BACKFILL_CONCURRENCY_PER_CHAIN') ?? stage.backfills.concurrencyPerChain,
+      keptPerWebhook: positiveInteger(env, 'BACKFILL_KEPT_PER_WEBHOOK') ?? stage.backfills.keptPerWebhook,
+    },
     deliveryQueueUrl: env.DELIVERY_QUEUE_URL || undefined,
     followedChains: followedChainsFrom(env, stage.followedChains),
     loopbackTargets: stage.production || env.AWS_LAMBDA_FUNCTION_NAME ? undefined : loopbackTargets(env),

@@ -38,6 +38,7 @@ export interface StageSettings {
   /** Timeout of the background function that purges deleted webhooks and completes interrupted address changes. */
   maintenanceTimeoutSeconds: number;
   delivery: DeliverySettings;
+  backfills: BackfillSettings;
   /** Chains (of KNOWN_CHAINS) a follower function follows on AWS, each with its RPC URL in a secret. */
   followedChains: string[];
   /**
@@ -61,6 +62,23 @@ export interface AccountLimits {
   testNotificationsPerMinutePerAccount: number;
   /** Recover calls all of an account's webhooks together may take in a minute. */
   recoversPerMinutePerAccount: number;
+}
+
+/** Backfills: a webhook's notifications of past blocks (docs/backfills.md). */
+export interface BackfillSettings {
+  /** Blocks one backfill may cover (toBlock - fromBlock + 1). */
+  maxBlocks: number;
+  /** Backfills of one account running at once (and at most one per webhook). */
+  runningPerAccount: number;
+  /**
+   * JSON-RPC requests a second that all backfills of one chain send together: the node's capacity
+   * beyond it is the live follower's. A block costs one request, two with transactions, three with traces.
+   */
+  rpcRequestsPerSecond: number;
+  /** Backfills of one chain worked on at once; the others wait their turn, oldest first. */
+  concurrencyPerChain: number;
+  /** The backfills a webhook keeps (the newest): starting another deletes the oldest ended one beyond it. */
+  keptPerWebhook: number;
 }
 
 /** How notifications are sent, retried and kept. */
@@ -107,6 +125,8 @@ const delivery: DeliverySettings = {
   dueIndexShards: 8,
 }
 
+const backfills: BackfillSettings = { maxBlocks: 1_000_000, runningPerAccount: 3, rpcRequestsPerSecond: 100, concurrencyPerChain: 4, keptPerWebhook: 100 };
+
 const standardPlans: Record<UsagePlanName, UsagePlanSettings> = {
   standard: { rateLimit: 100, burstLimit: 200, quota: { limit: 1_000_000, period: 'MONTH' } },
   unlimited: { rateLimit: 1000, burstLimit: 2000 },
@@ -132,6 +152,7 @@ const development: Omit<StageSettings, 'name'> = {
   },
   maintenanceTimeoutSeconds: 300,
   delivery,
+  backfills,
   followedChains: ['43114', '43113'],
 };
 

@@ -48,6 +48,8 @@ export interface Notification {
    * an event goes to. Without it, a notification too large to store is an error.
    */
   fitted?: (fits: (event: unknown) => boolean) => unknown;
+  /** The backfill that records it, shown in the delivery log. */
+  backfillId?: string;
 }
 
 const eventParts = new WeakMap<object, SharedPart>();
@@ -74,13 +76,20 @@ const ENVELOPE_SPARE_BYTES = 1024;
  * Records notifications for a webhook, each durably and before anything is sent, then queues them.
  * A notification recorded before (the same message id) is neither recorded nor queued again; one
  * too large to store is recorded as its `fitted` event, else it is an error (NotificationTooLarge).
- * Returns the recorded message ids.
+ * Returns the message ids: all of them, or (`new`) only those recorded now.
  */
-export async function recordNotifications(account: string, webhookId: string, notifications: Notification[], queue: QueueSender, origin?: string): Promise<string[]> {
+export async function recordNotifications(
+  account: string,
+  webhookId: string,
+  notifications: Notification[],
+  queue: QueueSender,
+  origin?: string,
+  returned: 'all' | 'new' = 'all',
+): Promise<string[]> {
   const recorded: MessageRef[] = [];
   const ids: string[] = [];
   const now = Date.now();
-  for (const { eventType, event, messageId = uuidv7(), fitted } of notifications) {
+  for (const { eventType, event, messageId = uuidv7(), fitted, backfillId } of notifications) {
     const { before, after } = envelopeAround({ webhookId, eventType, messageId });
     const bodyOf = (content: unknown): BodyParts => [before, eventPart(content), after];
     const content = fitted ? fitted((candidate) => isStorableBody(bodyOf(candidate), ENVELOPE_SPARE_BYTES)) : event;
@@ -98,9 +107,11 @@ export async function recordNotifications(account: string, webhookId: string, no
       nextAttemptAt: now,
       sweepAt: now + sweepGraceMs(),
       attemptLog: [],
+      ...(backfillId ? { backfillId } : {}),
     };
-    if (await putNewMessage(message)) recorded.push({ account, webhookId, messageId });
-    ids.push(messageId);
+    const isNew = await putNewMessage(message);
+    if (isNew) recorded.push({ account, webhookId, messageId });
+    if (isNew || returned === 'all') ids.push(messageId);
   }
   await queue.send(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now, origin })));
   return ids;
@@ -178,6 +189,7 @@ function toDelivery(message: MessageState): Delivery {
     lastResponseStatusCode: last?.statusCode,
     lastDurationMs: last?.durationMs,
     lastError: last?.error,
+    backfillId: message.backfillId,
   };
 }
 

@@ -5,6 +5,7 @@ import { routeList, type Route } from '../routes';
 import { addressList } from '../schemas/addresses';
 import { chainInfo, chainList } from '../schemas/chains';
 import { deliveryDetail, deliveryList, queuedMessage, recoverResult } from '../schemas/deliveries';
+import { backfill, backfillList } from '../schemas/backfills';
 import { apiErrorBody } from '../schemas/error';
 import { addressActivityNotification } from '../schemas/notification';
 import { sharedSecret } from '../schemas/shared-secret';
@@ -30,6 +31,8 @@ const RESPONSE_SCHEMAS = {
   DeliveryDetail: deliveryDetail,
   QueuedMessage: queuedMessage,
   RecoverResult: recoverResult,
+  Backfill: backfill,
+  BackfillList: backfillList,
   // The hosted Data API's names for them.
   ListChainsResponse: chainList,
   ChainInfo: chainInfo,

@@ -23,6 +23,7 @@ export const delivery = z.object({
   lastResponseStatusCode: z.number().int().optional().describe("The last attempt's response status, when a response came"),
   lastDurationMs: z.number().int().optional(),
   lastError: z.string().optional().describe('Why the last attempt failed: the status, a timeout, a refused connection, a refused target'),
+  backfillId: z.string().optional().describe('When a backfill recorded it (rather than the live follower): its id'),
 });
 export type Delivery = z.infer<typeof delivery>;
 

@@ -72,6 +72,8 @@ export interface MessageState extends MessageRef {
   manual?: boolean;
   /** Set while the webhook is inactive: the message waits for it to be activated. */
   waitingForActivation?: boolean;
+  /** The backfill that recorded it, if one did. */
+  backfillId?: string;
   /** Parked once: its body was kept past the retention, until it finishes. */
   bodyKept?: boolean;
   /** The attempts, oldest first; the last ATTEMPTS_KEPT of them. */
@@ -159,7 +161,7 @@ const sweptForExpiry = () => !runtimeConfig().storeDeletesExpiredItems;
 
 const MESSAGE_FIELDS = [
   'account', 'webhookId', 'messageId', 'eventType', 'createdAt', 'status', 'attempts', 'scheduledAttempts',
-  'nextAttemptAt', 'sweepAt', 'claimedUntil', 'manual', 'waitingForActivation', 'bodyKept', 'attemptLog', 'expiresAt',
+  'nextAttemptAt', 'sweepAt', 'claimedUntil', 'manual', 'waitingForActivation', 'bodyKept', 'attemptLog', 'expiresAt', 'backfillId',
 ] as const;
 
 export function toMessageState(item: Item): MessageState {

@@ -30,6 +30,18 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * | webhook pointer        | WEBHOOK#<id>                       | ACCOUNT                   |              |        |
  * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        | (and gsi2pk CHAIN#<chainId>#INACTIVE)
  *
+ * Backfills (lib/backfills):
+ *
+ * | item                 | pk                             | sk                | gsi1pk                      | gsi1sk             |
+ * |----------------------|--------------------------------|-------------------|-----------------------------|--------------------|
+ * | backfill             | ACCOUNT#<account>#WEBHOOK#<id> | BACKFILL#<id>     | CHAIN#<chainId>#BACKFILLS   | BACKFILL#<id>      | (gsi1 while running)
+ * | running backfills    | ACCOUNT#<account>              | BACKFILLS         |                             |                    |
+ * | backfill runner lease| CHAIN#<chainId>                | BACKFILL_LEASE    |                             |                    |
+ *
+ * Backfill ids are UUIDv7: a webhook's backfills read newest first, and a chain's running ones
+ * oldest first, by their sort keys. The account's running backfills are one item (a map from webhook
+ * id to backfill id), so that its limits hold with one conditional write.
+ *
  * Delivery (a resume job, `RESUMES` / `WEBHOOK#<id>`, queues again a reactivated webhook's waiting messages) (docs/delivery-scale.md has the access patterns and what each write costs):
  *
  * | item          | pk                                      | sk                  | gsi2pk                                          | gsi3pk                          | gsi3sk                 |
@@ -164,6 +176,21 @@ export const webhookPointerKey = (webhookId: string): TableKey => ({ pk: `${WEBH
 export const PURGES_PARTITION = 'PURGES';
 export const purgeJobKey = (id: string): TableKey => ({ pk: PURGES_PARTITION, sk: `${WEBHOOK_SORT_KEY_PREFIX}${id}` });
 
+export const BACKFILL_SORT_KEY_PREFIX = 'BACKFILL#';
+export const backfillKey = (account: string, webhookId: string, backfillId: string): TableKey => ({
+  pk: webhookAddressesPartition(account, webhookId),
+  sk: `${BACKFILL_SORT_KEY_PREFIX}${backfillId}`,
+});
+
+/** Where a running backfill sits in gsi1: under its chain, oldest first, for the chain's backfill runner. */
+export const runningBackfillIndexKey = (chainId: string, backfillId: string) => ({
+  gsi1pk: `CHAIN#${chainId}#BACKFILLS`,
+  gsi1sk: `${BACKFILL_SORT_KEY_PREFIX}${backfillId}`,
+});
+
+/** The account's running backfills: which webhook runs which. */
+export const accountBackfillsKey = (account: string): TableKey => ({ pk: accountPartition(account), sk: 'BACKFILLS' });
+
 /** A webhook activated again: its messages that waited for it are to be queued again (by the delivery sweep). */
 export const RESUMES_PARTITION = 'RESUMES';
 export const resumeJobKey = (id: string): TableKey => ({ pk: RESUMES_PARTITION, sk: `${WEBHOOK_SORT_KEY_PREFIX}${id}` });
@@ -175,6 +202,8 @@ export const inactiveWebhooksPartition = (chainId: string) => `CHAIN#${chainId}#
 const chainPartition = (chainId: string) => `CHAIN#${chainId}`;
 export const chainCheckpointKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'CHECKPOINT' });
 export const chainLeaseKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'LEASE' });
+/** Who runs the chain's backfills now: one runner per chain, so that its RPC pacing holds for the chain. */
+export const chainBackfillLeaseKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'BACKFILL_LEASE' });
 /** The chain's head as its follower last saw it: what GET /v1/chains shows beside the checkpoint. */
 export const chainHeadKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'HEAD' });
 /** A token's name, symbol and decimals, read from the chain once. */

@@ -175,6 +175,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/backfills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a webhook's backfills, newest first */
+        get: operations["listBackfills"];
+        put?: never;
+        /** Notify a webhook of past blocks' activity */
+        post: operations["createBackfill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/backfills/{backfillId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a backfill: its status and progress */
+        get: operations["getBackfill"];
+        put?: never;
+        post?: never;
+        /** Cancel a running backfill (what it recorded stays recorded) */
+        delete: operations["cancelBackfill"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chains": {
         parameters: {
             query?: never;
@@ -289,6 +325,8 @@ export interface components {
                 lastDurationMs?: number;
                 /** @description Why the last attempt failed: the status, a timeout, a refused connection, a refused target */
                 lastError?: string;
+                /** @description When a backfill recorded it (rather than the live follower): its id */
+                backfillId?: string;
             }[];
             /** @description The webhook's URL as its recent attempts showed it */
             endpoint: {
@@ -327,6 +365,8 @@ export interface components {
             lastDurationMs?: number;
             /** @description Why the last attempt failed: the status, a timeout, a refused connection, a refused target */
             lastError?: string;
+            /** @description When a backfill recorded it (rather than the live follower): its id */
+            backfillId?: string;
             /** @description The body exactly as sent and signed */
             body: string;
             /** @description The last 25 attempts, oldest first */
@@ -350,6 +390,32 @@ export interface components {
         RecoverResult: {
             /** @description Failed messages queued again */
             messages: number;
+        };
+        Backfill: {
+            backfillId: string;
+            webhookId: string;
+            chainId: string;
+            /**
+             * @description running: blocks are being read; completed: every block of the range was; cancelled: stopped by a DELETE; failed: stopped, see `reason`
+             * @enum {string}
+             */
+            status: "running" | "completed" | "cancelled" | "failed";
+            fromBlock: number;
+            toBlock: number;
+            /** @description The first block not yet read: toBlock + 1 once completed */
+            nextBlock: number;
+            /** @description Notifications recorded by this backfill; one the live follower or an earlier backfill recorded is not recorded again, nor counted */
+            notifications: number;
+            createdAt: number;
+            updatedAt: number;
+            endedAt?: number;
+            /** @description When failed: why (the node no longer has a block, the webhook was deactivated); when cancelled: that it was */
+            reason?: string;
+        };
+        BackfillList: {
+            backfills: components["schemas"]["Backfill"][];
+            /** @description Pass it as pageToken for the next page; absent on the last page */
+            nextPageToken?: string;
         };
         ListChainsResponse: {
             chains: components["schemas"]["ChainInfo"][];
@@ -1297,6 +1363,148 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["QueuedMessage"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
+    listBackfills: {
+        parameters: {
+            query?: {
+                /** @description The previous page's nextPageToken */
+                pageToken?: string;
+                /** @description Items per page */
+                pageSize?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackfillList"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
+    createBackfill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The first block whose notifications are recorded */
+                    fromBlock: number;
+                    /** @description The last block; at most the chain's checkpoint (GET /v1/chains), which is the default: the live follower notifies the blocks after it */
+                    toBlock?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backfill"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
+    getBackfill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                backfillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backfill"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
+    cancelBackfill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                backfillId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backfill"];
                 };
             };
             400: components["responses"]["400"];

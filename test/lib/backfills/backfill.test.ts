@@ -1,0 +1,127 @@
+import { devChainSettings } from '../../../lib/config/chains';
+import { randomAccount, randomAddress } from '../../support/factories';
+import { chainWebhooks, notificationOf, useDevChain } from '../../support/dev-chain';
+import { useLocalService, type TestClient } from '../../support/local-service';
+
+const CHAIN_ID = '31337';
+const chain = useDevChain(CHAIN_ID);
+const client = useLocalService(
+  { DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1', BACKFILL_RPC_REQUESTS_PER_SECOND: '500', BACKFILL_MAX_BLOCKS: '2000', BACKFILL_RUNNING_PER_ACCOUNT: '2' },
+  () => ({ chains: [devChainSettings(CHAIN_ID, chain.rpcUrl())] }),
+);
+const { watch } = chainWebhooks(client, CHAIN_ID);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The live follower's checkpoint, once it is at least `block`. */
+async function checkpointAtLeast(api: TestClient, key: string, block: number): Promise<number> {
+  for (let tries = 0; tries < 200; tries += 1) {
+    const { body } = await api.call('GET', '/v1/chains', { key });
+    const followed = body.chains.find((one: { chainId: string }) => one.chainId === CHAIN_ID);
+    if ((followed?.follower.checkpointBlock ?? -1) >= block) return followed.follower.checkpointBlock;
+    await sleep(50);
+  }
+  throw new Error(`the follower never reached block ${block}`);
+}
+
+async function backfillEnded(key: string, webhookId: string, backfillId: string) {
+  for (let tries = 0; tries < 600; tries += 1) {
+    const { body } = await client.call('GET', `/v1/webhooks/${webhookId}/backfills/${backfillId}`, { key });
+    if (body.status !== 'running') return body;
+    await sleep(50);
+  }
+  throw new Error(`backfill ${backfillId} still running`);
+}
+
+async function transfersTo(to: string, count: number) {
+  const from = await chain.fundedAddress();
+  const receipts = [];
+  for (let index = 0; index < count; index += 1) receipts.push(await chain.send({ from, to, value: BigInt(index + 1) }));
+  return receipts;
+}
+
+describe('backfills on a real anvil', () => {
+  test("a webhook created after its address's transfers gets each of them once from a backfill, marked in its log; again or overlapping the live range adds nothing", async () => {
+    const to = randomAddress();
+    const past = await transfersTo(to, 3);
+    const lastBlock = Number(past.at(-1).blockNumber);
+    // Followed live before the webhook exists: only a backfill can notify them.
+    await checkpointAtLeast(client, await client.keyFor(randomAccount()), lastBlock);
+    const { receiver, key, webhook } = await watch([to]);
+
+    const started = await client.call('POST', `/v1/webhooks/${webhook.id}/backfills`, { key, body: { fromBlock: 0 } });
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ webhookId: webhook.id, chainId: CHAIN_ID, status: 'running', fromBlock: 0, nextBlock: 0, notifications: 0 });
+    expect(started.body.toBlock).toBeGreaterThanOrEqual(lastBlock);
+    const ended = await backfillEnded(key, webhook.id, started.body.backfillId);
+    expect(ended).toMatchObject({ status: 'completed', nextBlock: started.body.toBlock + 1, notifications: 3 });
+    const requests = await receiver.waitFor(3);
+    expect(requests.map((request) => notificationOf(request).event.transaction.txHash).sort()).toEqual(past.map((receipt) => receipt.transactionHash).sort());
+    // In block order.
+    expect(requests.map((request) => Number(notificationOf(request).event.transaction.blockNumber))).toEqual(past.map((receipt) => Number(receipt.blockNumber)));
+    const log = await client.call('GET', `/v1/webhooks/${webhook.id}/deliveries`, { key });
+    expect(log.body.deliveries).toHaveLength(3);
+    for (const delivery of log.body.deliveries) expect(delivery.backfillId).toBe(started.body.backfillId);
+
+    // A live transfer, then a backfill over everything again: nothing new.
+    const live = (await transfersTo(to, 1))[0];
+    await receiver.waitFor(4);
+    const checkpoint = await checkpointAtLeast(client, key, Number(live.blockNumber));
+    const again = await client.call('POST', `/v1/webhooks/${webhook.id}/backfills`, { key, body: { fromBlock: 0, toBlock: checkpoint } });
+    expect(again.status).toBe(202);
+    expect(await backfillEnded(key, webhook.id, again.body.backfillId)).toMatchObject({ status: 'completed', notifications: 0 });
+    await sleep(500);
+    expect(receiver.requests).toHaveLength(4);
+    const liveDelivery = (await client.call('GET', `/v1/webhooks/${webhook.id}/deliveries`, { key })).body.deliveries[0];
+    expect(liveDelivery.backfillId).toBeUndefined();
+
+    const listed = await client.call('GET', `/v1/webhooks/${webhook.id}/backfills?pageSize=1`, { key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.backfills.map((one: { backfillId: string }) => one.backfillId)).toEqual([again.body.backfillId]);
+    const second = await client.call('GET', `/v1/webhooks/${webhook.id}/backfills?pageSize=1&pageToken=${listed.body.nextPageToken}`, { key });
+    expect(second.body.backfills.map((one: { backfillId: string }) => one.backfillId)).toEqual([started.body.backfillId]);
+    expect(second.body.nextPageToken).toBeUndefined();
+  });
+
+  test('the limits: one running per webhook, so many per account, a range within the checkpoint and the longest range; cancel stops one and frees its slot', async () => {
+    const { key, webhook } = await watch([randomAddress()]);
+    const head = Number(await chain.rpc('eth_blockNumber'));
+    await chain.rpc('anvil_mine', ['0xbb8']);
+    const checkpoint = await checkpointAtLeast(client, key, head + 3000);
+    const from = checkpoint - 1500;
+    const path = `/v1/webhooks/${webhook.id}/backfills`;
+    const refused = async (body: unknown, message: RegExp) => {
+      const response = await client.call('POST', path, { key, body });
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+      expect(response.body.message).toMatch(message);
+    };
+    await refused({ fromBlock: 0, toBlock: checkpoint + 1000 }, /^Invalid body field toBlock: must be at most \d+, chain 31337's checkpoint/);
+    await refused({ fromBlock: 10, toBlock: 5 }, /^Invalid body field fromBlock: must be at most toBlock \(5\)/);
+    await refused({ fromBlock: -1 }, /^Invalid body field fromBlock: must be a block number/);
+    await refused({ fromBlock: 1.5 }, /^Invalid body field fromBlock: must be a block number/);
+    await refused({ fromBlock: '0x10' }, /^Invalid body field fromBlock: must be a block number/);
+    await refused({ fromBlock: 0, until: 5 }, /^Unknown body field until; allowed: fromBlock, toBlock/);
+    await refused({ fromBlock: checkpoint - 2000 }, /^Invalid body field fromBlock: a backfill covers at most 2000 blocks \(the backfills.maxBlocks limit\), from \d+ to \d+ is 2001: split the range/);
+
+    const first = await client.call('POST', path, { key, body: { fromBlock: from } });
+    expect(first.status).toBe(202);
+    await refused({ fromBlock: from }, new RegExp(`^Webhook ${webhook.id} has a running backfill \\(${first.body.backfillId}\\): one runs at a time per webhook`));
+    const other = await client.call('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', chainId: CHAIN_ID, eventType: 'address_activity', metadata: { addresses: [randomAddress()] } } });
+    const third = await client.call('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', chainId: CHAIN_ID, eventType: 'address_activity', metadata: { addresses: [randomAddress()] } } });
+    expect((await client.call('POST', `/v1/webhooks/${other.body.id}/backfills`, { key, body: { fromBlock: from } })).status).toBe(202);
+    const overLimit = await client.call('POST', `/v1/webhooks/${third.body.id}/backfills`, { key, body: { fromBlock: from } });
+    expect(overLimit.status).toBe(400);
+    expect(overLimit.body.message).toMatch(/^At most 2 backfills run at once per account \(the backfills.runningPerAccount limit\)/);
+
+    const cancelled = await client.call('DELETE', `${path}/${first.body.backfillId}`, { key });
+    expect(cancelled.status).toBe(202);
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', reason: 'cancelled by a DELETE call' });
+    const stopped = (await client.call('GET', `${path}/${first.body.backfillId}`, { key })).body;
+    await sleep(500);
+    expect((await client.call('GET', `${path}/${first.body.backfillId}`, { key })).body).toMatchObject({ status: 'cancelled', nextBlock: stopped.nextBlock });
+    // Its slot is free: the third webhook's backfill starts.
+    expect((await client.call('POST', `/v1/webhooks/${third.body.id}/backfills`, { key, body: { fromBlock: from } })).status).toBe(202);
+    // Cancelling again answers the backfill as it is.
+    expect((await client.call('DELETE', `${path}/${first.body.backfillId}`, { key })).body.status).toBe('cancelled');
+  });
+});
