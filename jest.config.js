@@ -13,4 +13,7 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
   setupFiles: ['<rootDir>/test/support/env.ts'],
   testTimeout: 30000,
+  // Two files at once, also on two cores: most of a file's time is spent waiting on processes,
+  // sockets and timers (jest's default there is one).
+  maxWorkers: 2,
 };

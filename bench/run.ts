@@ -6,6 +6,7 @@ import { encodeFollowedChains, FOLLOWED_CHAINS_VARIABLE, publicFactsOf } from '.
 import { stageSettings } from '../lib/config/stages';
 import { logger } from '../lib/logger';
 import { addresses } from './sections/addresses';
+import { BACKFILL_BENCH_CHAIN_IDS, backfill } from './sections/backfill';
 import { BENCH_CHAIN_IDS, chains } from './sections/chains';
 import { coldStart } from './sections/cold-start';
 import { cost } from './sections/cost';
@@ -21,7 +22,7 @@ import { startBenchService } from './support/service';
 import { installDynamoDbCounter, instrumentDynamoDb, startBenchStore } from './support/store';
 
 /**
- * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,noisy,cost,chains,keys,addresses] [--out=file]`:
+ * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,noisy,cost,chains,backfill,keys,addresses] [--out=file]`:
  * what the service costs, each timing a ratio against a baseline measured side by side in the same
  * run. Progress goes to stderr; the table (or JSON) to stdout; the figures also to bench/results.json.
  */
@@ -39,7 +40,7 @@ async function main(argv: string[]) {
   };
   const wanted = (section: string) => !only || only.includes(section);
   // Webhooks are refused on a chain the service does not follow: this process follows the stage's and the chains section's.
-  process.env[FOLLOWED_CHAINS_VARIABLE] = encodeFollowedChains([...stageSettings('local').followedChains, ...Object.values(BENCH_CHAIN_IDS)].map(publicFactsOf));
+  process.env[FOLLOWED_CHAINS_VARIABLE] = encodeFollowedChains([...stageSettings('local').followedChains, ...Object.values(BENCH_CHAIN_IDS), ...Object.values(BACKFILL_BENCH_CHAIN_IDS)].map(publicFactsOf));
   // The addresses section's full run puts some 6 million items in the in-memory store: about 7 GiB.
   const store = await startBenchStore(wanted('addresses') ? { maxOldSpaceMiB: 12_288 } : {});
   installDynamoDbCounter(); // before this process's first DynamoDB call: see its comment
@@ -67,6 +68,7 @@ async function main(argv: string[]) {
     if (wanted('noisy')) figures.push(...(await noisyNeighbour(options, store)));
     if (wanted('cost')) figures.push(...(await cost(options)));
     if (wanted('chains')) figures.push(...(await chains(options, instrumentDynamoDb())));
+    if (wanted('backfill')) figures.push(...(await backfill(options)));
     if (wanted('keys')) figures.push(...(await keys(options)));
     // Last: it leaves the store holding millions of items, which the sections above should not meet.
     if (wanted('addresses')) figures.push(...(await addresses(options, store)));

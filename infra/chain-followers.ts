@@ -1,12 +1,13 @@
 /**
  * The stack's chain followers (docs/chain-follower.md): per followed chain, the secret holding its
- * RPC URL, its follower function every minute, its operator function for quarantined blocks, and the
- * alarms on its lag and quarantines.
+ * RPC URL, its follower function every minute, its backfill runner every minute (docs/backfills.md),
+ * its operator function for quarantined blocks, and the alarms on its lag and quarantines.
  */
 import { Duration, SecretValue, type RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, CHAIN_METRICS_SERVICE, CHAIN_QUARANTINE_METRIC, KNOWN_CHAINS } from '../lib/config/chains';
@@ -29,6 +30,21 @@ export const FOLLOW_CHAIN = {
  * (Query), then records a block's notifications as the follower does and deletes its record.
  */
 export const QUARANTINED_BLOCKS = { ...FOLLOW_CHAIN, entry: 'functions/quarantined-blocks.ts' };
+/**
+ * A chain's backfill runner (lib/backfills/runner.ts): its lease (PutItem) and the chain's running
+ * backfills (Query of gsi1); each backfill and its webhook read (GetItem), its checkpoint moved, the
+ * backfill ended and its account's running slot freed (UpdateItem); the blocks recorded through the
+ * follower's `take` (the address index's batch reads, queries of watchers and of gsi2's inactive
+ * webhooks, a watch head's watchers saved or the head deleted, token metadata read and put, messages
+ * put under a condition, then queued); a block quarantined for the webhook (PutItem). Every run ends
+ * before the next minute's starts, so that one runner works at a time without waiting for the lease.
+ */
+export const RUN_BACKFILLS = {
+  entry: 'functions/run-backfills.ts',
+  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'] as TableAction[],
+  queuesDeliveries: true,
+  timeoutSeconds: 60,
+};
 /** Blocks behind the head, for 10 minutes, that raise a chain's lag alarm. */
 const CHAIN_LAG_ALARM_BLOCKS = 50;
 
@@ -41,10 +57,11 @@ export interface ChainFollowersProps {
 }
 
 /**
- * One follower function per chain, every minute; each run follows until just before its timeout, and
- * the chain's lease in the table keeps overlapping runs to one follower at a time. Made in the stack's
- * own scope: in a construct of their own the resources would have new logical ids, and a new RPC URL
- * secret would lose the provider's URL an operator put in it.
+ * One follower function and one backfill runner per chain, every minute; each run works until just
+ * before its timeout, and the chain's two leases in the table keep overlapping runs to one follower
+ * and one runner at a time. Made in the stack's own scope: in a construct of their own the resources
+ * would have new logical ids, and a new RPC URL secret would lose the provider's URL an operator put
+ * in it.
  */
 export function addChainFollowers(stack: Stack, { stage, operationFunction, resourceName, removalPolicy }: ChainFollowersProps): void {
   for (const chainId of stage.followedChains) {
@@ -56,15 +73,23 @@ export function addChainFollowers(stack: Stack, { stage, operationFunction, reso
     });
     const follower = operationFunction(`followChain${chainId}`, FOLLOW_CHAIN);
     const quarantine = operationFunction(`quarantinedBlocks${chainId}`, QUARANTINED_BLOCKS);
-    for (const fn of [follower, quarantine]) {
+    const backfills = operationFunction(`runBackfills${chainId}`, RUN_BACKFILLS);
+    for (const fn of [follower, quarantine, backfills]) {
       fn.addEnvironment('CHAIN_ID', chainId).addEnvironment('CHAIN_RPC_URL_SECRET_ARN', rpcUrl.secretArn);
-      rpcUrl.grantRead(fn);
+      // GetSecretValue alone: grantRead adds DescribeSecret, which the code never sends.
+      fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [rpcUrl.secretArn] }));
     }
     new events.Rule(stack, `Chain${chainId}FollowerSchedule`, {
       ruleName: resourceName(`follow-chain-${chainId}`),
       description: `Follows chain ${chainId} and records the notifications of its blocks`,
       schedule: events.Schedule.rate(Duration.minutes(1)),
       targets: [new targets.LambdaFunction(follower)],
+    });
+    new events.Rule(stack, `Chain${chainId}BackfillSchedule`, {
+      ruleName: resourceName(`run-backfills-${chainId}`),
+      description: `Runs the backfills of chain ${chainId}: past blocks' notifications for the webhooks that asked`,
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(backfills)],
     });
     new cloudwatch.Alarm(stack, `Chain${chainId}Lag`, {
       alarmName: resourceName(`chain-${chainId}-lag`),

@@ -42,7 +42,7 @@ interface FunctionSpec {
 }
 
 const AUTHORIZER: FunctionSpec = { entry: 'functions/authorizer.ts', tableActions: ['dynamodb:GetItem'] };
-/** Completes address changes a crash cut off, and purges deleted webhooks' addresses. */
+/** Completes address changes a crash cut off, and purges deleted webhooks' addresses and backfills. */
 export const MAINTENANCE = {
   entry: 'functions/maintain-addresses.ts',
   tableActions: [

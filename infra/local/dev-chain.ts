@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { fork } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { stopChildProcess } from './child-process';
@@ -25,7 +25,7 @@ export interface DevChain {
   binary: string;
   /** Settles if the node exits without having been asked to stop. */
   unexpectedExit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Stops the node; it saves its state on the way out. */
+  /** Stops the node, having saved its chain. */
   stop(): Promise<void>;
 }
 
@@ -66,58 +66,67 @@ export function findAnvil(): string | undefined {
 }
 
 const STOP_TIMEOUT_MS = 10_000;
+const START_TIMEOUT_MS = 30_000;
+const ENTRY = path.join(__dirname, 'dev-chain-process-main.ts');
+
+/** What the keeper process (dev-chain-process-main.ts) runs: anvil with these arguments, kept in `stateDirectory`. */
+export interface DevChainProcessSpec {
+  binary: string;
+  args: string[];
+  stateDirectory?: string;
+}
+
+export type DevChainProcessMessage = { type: 'anvil'; pid: number };
 
 /**
- * anvil runs under a small node process that stops it (SIGTERM: it saves its state) when this
- * process is gone, however it ended: the IPC channel closes even on SIGKILL. Without it, a server
- * killed on its own left anvil running, holding the dev chain's port.
+ * Starts anvil on loopback under its keeper (dev-chain-process-main.ts) and resolves once it is
+ * listening. The keeper stops anvil, having saved its chain, when this process is gone, however it
+ * ended: without it, a server killed on its own left anvil running, holding the dev chain's port.
+ * A keeper killed on its own leaves anvil to this process, which kills it.
  */
-const WATCHDOG = `
-const { spawn } = require('node:child_process');
-const anvil = spawn(process.argv[1], process.argv.slice(2), { stdio: 'inherit' });
-const stop = () => anvil.kill('SIGTERM');
-process.on('disconnect', stop);
-process.on('SIGTERM', stop);
-process.on('SIGINT', () => undefined);
-anvil.on('error', (error) => { console.error(error.message); process.exit(1); });
-anvil.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-`;
-const START_TIMEOUT_MS = 30_000;
-
-/** Starts anvil on loopback and resolves once it is listening. */
 export async function startDevChain(options: DevChainOptions, binary = findAnvil()): Promise<DevChain> {
   if (!binary) throw new StartupError(`no anvil binary for ${process.platform}-${process.arch} (npm package ${platformPackage() ?? 'none'}, nor on PATH)`);
   const args = ['--host', '127.0.0.1', '--port', String(options.port), '--chain-id', options.chainId];
-  if (options.stateDirectory) {
-    mkdirSync(options.stateDirectory, { recursive: true });
-    // Saved every second and on exit: after a SIGKILL the chain may come back up to a second behind.
-    // With the states the blocks were executed on: without them, a reloaded block the follower has
-    // not taken yet has no traces ("Resource not found"), and the follower waits for them forever.
-    args.push('--state', path.join(options.stateDirectory, 'state.json'), '--state-interval', '1', '--preserve-historical-states');
-  }
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
-  const child = spawn(process.execPath, ['-e', WATCHDOG, binary, ...args], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const spec: DevChainProcessSpec = { binary, args, stateDirectory: options.stateDirectory };
+  const child = fork(ENTRY, [JSON.stringify(spec)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+  let anvilPid: number | undefined;
+  child.on('message', (message: DevChainProcessMessage) => {
+    if (message.type === 'anvil') anvilPid = message.pid;
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.once('exit', (code, signal) => {
+      // A keeper that exits by itself does so once anvil is gone; one killed by a signal may leave it running.
+      if (signal && anvilPid !== undefined) killIfRunning(anvilPid);
+      resolve({ code, signal });
+    }),
   );
   const output: string[] = [];
+  const held: string[] = [];
+  let listening = false;
   const port = await new Promise<number>((resolve, reject) => {
     const timeout = setTimeout(() => reject(new StartupError(`the dev chain (anvil) did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
     child.once('error', (error) => reject(new StartupError(`the dev chain (anvil) could not start: ${error.message}`)));
     void exited.then(({ code, signal }) =>
       reject(new StartupError(`the dev chain (anvil) exited (${signal ?? `code ${code}`}) before listening: ${lastLines(output)}`)),
     );
-    for (const stream of [child.stdout!, child.stderr!]) {
-      createInterface({ input: stream }).on('line', (line) => {
-        output.push(line);
-        if (output.length > 20) output.shift();
-        const listening = /Listening on [\d.]+:(\d+)/.exec(line);
-        if (listening) {
-          clearTimeout(timeout);
-          resolve(Number(listening[1]));
-        }
-      });
-    }
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      remember(output, line);
+      const found = /Listening on [\d.]+:(\d+)/.exec(line);
+      if (found) {
+        listening = true;
+        for (const line of held.splice(0)) console.error(line);
+        clearTimeout(timeout);
+        resolve(Number(found[1]));
+      }
+    });
+    // What the keeper or anvil says on stderr (a chain moved from an earlier version, a snapshot that
+    // failed, anvil's errors) is said here once it listens; before, it explains a failure to start.
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      if (listening) return console.error(line);
+      remember(output, line);
+      held.push(line);
+    });
   }).catch(async (error: unknown) => {
     child.kill('SIGKILL');
     throw error;
@@ -134,6 +143,19 @@ export async function startDevChain(options: DevChainOptions, binary = findAnvil
       await stopChildProcess(child, exited, () => child.kill('SIGTERM'), STOP_TIMEOUT_MS);
     },
   };
+}
+
+function killIfRunning(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Gone already.
+  }
+}
+
+function remember(lines: string[], line: string): void {
+  lines.push(line);
+  if (lines.length > 20) lines.shift();
 }
 
 function lastLines(lines: string[]): string {

@@ -4,6 +4,7 @@
  * addresses' index entries before the addresses themselves, so that a job cut off anywhere is
  * completed by running it again.
  */
+import { deleteWebhookBackfills } from '../store/backfills';
 import { runtimeConfig } from '../config/runtime';
 import { uncountWebhook } from '../limits/account-limits';
 import { deleteAddressChange, getAddressChange, queryWebhookAddresses } from '../store/addresses';
@@ -169,6 +170,7 @@ async function purge(job: PurgeJob, heldUntil: number, deadline: number): Promis
     await purgeAddresses(job, addresses);
   }
   if (leftover) await deleteAddressChange(leftover);
+  await deleteWebhookBackfills(job.account, job.webhookId);
   await uncountWebhook(job.account, job.webhookId);
   await deleteItem({ TableName: tableName(), Key: webhookPointerKey(job.webhookId) });
   return true;

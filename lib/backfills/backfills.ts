@@ -105,7 +105,7 @@ async function claimRunningSlot(account: string, webhookId: string, backfillId: 
       `Webhook ${webhookId} has a running backfill (${own}): one runs at a time per webhook (the backfills limit); cancel it (DELETE /v1/webhooks/${webhookId}/backfills/${own}) or wait for it to end`,
     );
   }
-  throw new BadRequest(`At most ${max} backfills run at once per account (the backfills.runningPerAccount limit): wait for one to end, or cancel one`);
+  throw new BadRequest(`At most ${max} backfill${max === 1 ? '' : 's'} run${max === 1 ? 's' : ''} at once per account (the backfills.runningPerAccount limit): wait for one to end, or cancel one`);
 }
 
 async function staleSlots(account: string, running: RunningBackfills, now: number): Promise<[string, string][]> {

@@ -9,6 +9,8 @@ export class RequestPacer {
   private tokens: number;
   private refilledAt = performance.now();
   private readonly burst: number;
+  /** Requests paced so far. */
+  taken = 0;
 
   constructor(private readonly perSecond: number) {
     this.burst = Math.max(1, perSecond / 10);
@@ -16,6 +18,8 @@ export class RequestPacer {
   }
 
   async take(): Promise<void> {
+    this.taken += 1;
+    if (this.perSecond === Infinity) return;
     const now = performance.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) * this.perSecond) / 1000);
     this.refilledAt = now;

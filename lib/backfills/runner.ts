@@ -10,14 +10,14 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
 import { runtimeConfig } from '../config/runtime';
-import type { QueueSender } from '../deliveries/queue';
-import { describeFault, isNodeUnavailable, isTransientFault } from '../chains/faults';
-import { CATCH_UP_BATCH, ChainFollower, QUARANTINE_AFTER_ATTEMPTS } from '../chains/follower';
+import type { QueueSender, QueuedDelivery } from '../deliveries/queue';
+import { describeFault, isNodeUnavailable } from '../chains/faults';
+import { CATCH_UP_BATCH, ChainFollower } from '../chains/follower';
 import { sleep } from '../chains/follow-loop';
 import { ChainNode, LaggingNodeError } from '../chains/rpc';
 import type { BlockData } from '../chains/rpc-types';
 import { advanceBackfill, endBackfill, getBackfill, releaseRunningBackfill, runningBackfillsOfChain, type BackfillRecord } from '../store/backfills';
-import { putQuarantinedBlock, releaseChainLease, takeChainLease } from '../store/chains';
+import { releaseChainLease, takeChainLease } from '../store/chains';
 import { getWebhookItem } from '../store/webhooks';
 import { RequestPacer } from './pacing';
 
@@ -30,10 +30,21 @@ export interface BackfillRunOptions {
   log: Logger;
   /** Where recorded notifications are queued. */
   queue: QueueSender;
+  /** The pace of the chain's backfills: the stage's `backfills.rpcRequestsPerSecond` unless given (the bench lifts it). */
+  rpcRequestsPerSecond?: number;
 }
 
-/** Blocks read and recorded between two moves of a backfill's checkpoint: the follower's catch-up run. */
-export const BACKFILL_RUN_BLOCKS = CATCH_UP_BATCH;
+/**
+ * Blocks read and recorded between two moves of a backfill's checkpoint: at least the follower's
+ * catch-up run, more on a chain of sparse blocks (a run's store work is much the same however many
+ * empty blocks it has), as long as a run holds about RUN_TRANSACTIONS transactions at most: their
+ * receipts and traces are in memory together.
+ */
+export const MIN_RUN_BLOCKS = CATCH_UP_BATCH;
+export const MAX_RUN_BLOCKS = 500;
+const RUN_TRANSACTIONS = 2_000;
+/** A run lasts about this long at most at a backfill's share of the pace, so that a cancel or a stop waits no longer. */
+const RUN_SECONDS = 2;
 /**
  * Failures in a row to read the same block, with an answer from the node, after which the backfill
  * fails: a node that answers `null` or "missing trie node" for an old block has pruned it.
@@ -47,11 +58,13 @@ const MAX_BACKOFF_MS = 10_000;
  * Runs the chain's backfills while this process holds the chain's backfill lease, until `signal`
  * aborts or the deadline passes; the backfills under way stop after their current run of blocks.
  */
-export async function runBackfills(chain: ChainSettings, options: BackfillRunOptions): Promise<void> {
+export async function runBackfills(chain: ChainSettings, options: BackfillRunOptions): Promise<{ rpcRequests: number }> {
   const { log, signal, leaseMs } = options;
   const settings = runtimeConfig().backfills;
-  const pacer = new RequestPacer(settings.rpcRequestsPerSecond);
-  const follower = new ChainFollower(chain, log, options.queue, new ChainNode(chain.rpcUrl, chain.traces, () => pacer.take()));
+  const pace = options.rpcRequestsPerSecond ?? settings.rpcRequestsPerSecond;
+  const pacer = new RequestPacer(pace);
+  const node = new ChainNode(chain.rpcUrl, chain.traces, () => pacer.take());
+  const maxRunBlocks = Math.max(MIN_RUN_BLOCKS, Math.min(MAX_RUN_BLOCKS, Math.floor((RUN_SECONDS * pace) / settings.concurrencyPerChain)));
   const holder = randomUUID();
   const deadline = options.deadline ?? Infinity;
   let stopping = new AbortController();
@@ -75,7 +88,7 @@ export async function runBackfills(chain: ChainSettings, options: BackfillRunOpt
           stopping.abort();
           await Promise.all(working.values());
           stopping = new AbortController();
-          await sleep(Math.min(leaseMs / 3, 5_000), signal);
+          await sleep(Math.min(leaseMs / 3, 5_000, deadline - Date.now()), signal);
           continue;
         }
       }
@@ -84,7 +97,7 @@ export async function runBackfills(chain: ChainSettings, options: BackfillRunOpt
           for (const record of await runningBackfillsOfChain(chain.chainId, settings.concurrencyPerChain * 2)) {
             if (working.size >= settings.concurrencyPerChain) break;
             if (working.has(record.backfillId)) continue;
-            const runner = new BackfillWork(record, follower, chain, log, stopping.signal, deadline);
+            const runner = new BackfillWork(record, node, options.queue, chain, log, stopping.signal, deadline, maxRunBlocks);
             working.set(record.backfillId, runner.run().finally(() => working.delete(record.backfillId)));
           }
         } catch (error) {
@@ -99,24 +112,49 @@ export async function runBackfills(chain: ChainSettings, options: BackfillRunOpt
     await Promise.all(working.values());
     if (leaseUntil > Date.now()) await releaseChainLease(chain.chainId, holder, 'backfills').catch(() => undefined);
   }
+  return { rpcRequests: pacer.taken };
+}
+
+/**
+ * The delivery queue as one backfill's recordings use it, counting what they queue: the
+ * notifications recorded now, each once. A run of blocks that fails on one block has recorded the
+ * others' notifications; taken again, they are not new, so the run's answer cannot count them.
+ */
+class CountingQueue implements QueueSender {
+  recorded = 0;
+
+  constructor(private readonly queue: QueueSender) {}
+
+  async send(deliveries: QueuedDelivery[]): Promise<void> {
+    this.recorded += deliveries.length;
+    await this.queue.send(deliveries);
+  }
 }
 
 /** One backfill, worked on until it ends, the runner stops, or its deadline passes. */
 class BackfillWork {
-  /** The block whose notifications failed last for a reason that is not transient, and how many times in a row. */
-  private failing: { number: number; attempts: number } | undefined;
   /** The next block when it could not be read, and how many times in a row. */
   private unreadable: { number: number; attempts: number } | undefined;
   private failures = 0;
+  private readonly queue: CountingQueue;
+  private readonly follower: ChainFollower;
+  /** The next run's length, from the transactions per block of the last. */
+  private runBlocks = MIN_RUN_BLOCKS;
 
   constructor(
     private record: BackfillRecord,
-    private readonly follower: ChainFollower,
+    node: ChainNode,
+    queue: QueueSender,
     private readonly chain: ChainSettings,
     private readonly log: Logger,
     private readonly signal: AbortSignal,
     private readonly deadline: number,
-  ) {}
+    /** The longest run: RUN_SECONDS of the backfill's share of the chain's pace. */
+    private readonly maxRunBlocks: number,
+  ) {
+    this.queue = new CountingQueue(queue);
+    this.follower = new ChainFollower(chain, log, this.queue, node);
+  }
 
   async run(): Promise<void> {
     while (!this.signal.aborted && Date.now() < this.deadline) {
@@ -137,80 +175,39 @@ class BackfillWork {
     return { chainId: this.chain.chainId, backfillId, webhookId, block: nextBlock };
   }
 
-  /** One run of blocks; false once the backfill is no longer running. */
+  /** One run of blocks; false once the backfill is no longer running (cancelled, ended by another runner). */
   private async step(): Promise<boolean> {
-    const current = await getBackfill(this.record.account, this.record.webhookId, this.record.backfillId);
-    if (current?.status !== 'running') return false;
-    this.record = current;
-    const webhook = await getWebhookItem(current.account, current.webhookId);
+    const [stored, webhook] = await Promise.all([
+      getBackfill(this.record.account, this.record.webhookId, this.record.backfillId),
+      getWebhookItem(this.record.account, this.record.webhookId),
+    ]);
+    if (stored?.status !== 'running') return false;
+    const current = (this.record = stored);
     if (!webhook) return this.end('failed', 'the webhook was deleted');
     if (webhook.status !== 'active') {
       return this.end('failed', `the webhook was deactivated: blocks from ${current.nextBlock} on were not read; backfill them once it is active again`);
     }
     const first = current.nextBlock;
-    const last = Math.min(current.toBlock, first + BACKFILL_RUN_BLOCKS - 1);
-    const fetched = await Promise.allSettled(Array.from({ length: last - first + 1 }, (_, index) => this.follower.node.blockAt(first + index)));
+    const last = Math.min(current.toBlock, first + this.runBlocks - 1);
+    const fetched = await this.follower.blocksFrom(first, last);
     const failedAt = fetched.findIndex((one) => one.status === 'rejected');
     const blocks = fetched.slice(0, failedAt < 0 ? undefined : failedAt).map((one) => (one as PromiseFulfilledResult<BlockData>).value);
     if (blocks.length === 0) return this.unreadableBlock(first, (fetched[0] as PromiseRejectedResult).reason);
     this.unreadable = undefined;
-    const { done, notifications } = await this.take(blocks);
+    const transactions = blocks.reduce((total, { block }) => total + block.transactions.length, 0);
+    this.runBlocks = Math.max(MIN_RUN_BLOCKS, Math.min(this.maxRunBlocks, Math.floor((RUN_TRANSACTIONS * blocks.length) / Math.max(1, transactions))));
+    // The next run's blocks are fetched while these are matched and recorded.
+    if (failedAt < 0 && last < current.toBlock && Date.now() < this.deadline) this.follower.prefetch(last + 1, Math.min(current.toBlock, last + this.runBlocks));
+    const recordedBefore = this.queue.recorded;
+    const { account, webhookId, backfillId } = current;
+    const done = await this.follower.takeOrQuarantine(blocks, { notifications: 0 }, { account, webhookId, backfillId });
+    const notifications = this.queue.recorded - recordedBefore;
     const next = first + done;
-    if (!(await advanceBackfill(current, next, notifications))) return false;
-    this.record = { ...current, nextBlock: next, notifications: current.notifications + notifications };
+    // Not moved: cancelled, or moved by another runner meanwhile; the next step reads it again.
+    if (!(await advanceBackfill(current, next, notifications))) return true;
+    this.record = { ...current, nextBlock: next, notifications: current.notifications + notifications, updatedAt: Date.now() };
     if (next > current.toBlock) return this.end('completed');
     return true;
-  }
-
-  /**
-   * Records the blocks' notifications for the backfill's webhook; after a failure that asking again
-   * does not fix, block by block, a block failing so QUARANTINE_AFTER_ATTEMPTS times quarantined for
-   * the webhook (as the follower does). Returns how many blocks, from the first, are done.
-   */
-  private async take(blocks: BlockData[]): Promise<{ done: number; notifications: number }> {
-    const only = new Set([this.record.webhookId]);
-    const backfill = { backfillId: this.record.backfillId };
-    if (!this.failing || blocks.length === 1) {
-      try {
-        const notifications = await this.follower.take(blocks, only, backfill);
-        this.failing = undefined;
-        return { done: blocks.length, notifications };
-      } catch (error) {
-        if (isTransientFault(error)) throw error;
-        if (blocks.length === 1) return this.failedBlock(blocks[0]!, error);
-      }
-    }
-    let notifications = 0;
-    for (const [index, data] of blocks.entries()) {
-      try {
-        notifications += await this.follower.take([data], only, backfill);
-        if (this.failing?.number === Number(data.block.number)) this.failing = undefined;
-      } catch (error) {
-        try {
-          if (isTransientFault(error)) throw error;
-          await this.failedBlock(data, error);
-        } catch (failure) {
-          if (index === 0) throw failure;
-          // The blocks before it are done; the next run starts at it.
-          return { done: index, notifications };
-        }
-      }
-    }
-    return { done: blocks.length, notifications };
-  }
-
-  /** Counts a block's failure: thrown until it has failed QUARANTINE_AFTER_ATTEMPTS times, then quarantined for the webhook and done. */
-  private async failedBlock(data: BlockData, error: unknown): Promise<{ done: number; notifications: number }> {
-    const number = Number(data.block.number);
-    const attempts = (this.failing?.number === number ? this.failing.attempts : 0) + 1;
-    this.failing = { number, attempts };
-    if (attempts < QUARANTINE_AFTER_ATTEMPTS) throw error;
-    this.failing = undefined;
-    const reason = describeFault(error, this.chain.rpcUrl);
-    const { account, webhookId } = this.record;
-    await putQuarantinedBlock(this.chain.chainId, { number, hash: data.block.hash, reason, attempts, quarantinedAt: Date.now(), webhookId, account });
-    this.log.error("backfill: a block's notifications quarantined for the webhook; the backfill goes on", { ...this.details(), block: number, error: reason });
-    return { done: 1, notifications: 0 };
   }
 
   /**

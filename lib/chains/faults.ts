@@ -71,7 +71,9 @@ const MAX_DESCRIPTION_CHARS = 1000;
 
 /** The error's name and message, without the RPC URL (it may hold a provider's key), at most 1 000 characters. */
 export function describeFault(error: unknown, rpcUrl: string): string {
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  // A JSON-RPC error's own words ("missing trie node ...") are viem's `details`, after its generic text for the code.
+  const said = causes(error).find((cause) => cause.details)?.details;
+  const message = error instanceof Error ? `${error.name}: ${said ? `${said}: ` : ''}${error.message}` : String(error);
   return message
     .split(rpcUrl)
     .join('<rpc url>')

@@ -32,6 +32,13 @@ export const QUARANTINE_AFTER_ATTEMPTS = 5;
  */
 export const UNREADABLE_AFTER_ATTEMPTS = 8;
 
+/** A backfill's share of a follower's work: one webhook's notifications, marked with the backfill's id. */
+export interface BackfillScope {
+  account: string;
+  webhookId: string;
+  backfillId: string;
+}
+
 export interface StepResult {
   /** The head's number minus the checkpoint's: 0 when caught up. */
   lag: number;
@@ -141,11 +148,13 @@ export class ChainFollower {
     return result;
   }
 
-  private prefetch(first: number, last: number) {
+  /** Asks for the blocks from `first` to `last`, for the next `blocksFrom` of the same blocks. */
+  prefetch(first: number, last: number) {
     this.prefetched = { first, last, blocks: this.fetchBlocks(first, last) };
   }
 
-  private blocksFrom(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
+  /** The blocks from `first` to `last`, each fetched or failed: those prefetched, else asked for now. */
+  blocksFrom(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
     const prefetched = this.prefetched;
     this.prefetched = undefined;
     return prefetched?.first === first && prefetched.last === last ? prefetched.blocks : this.fetchBlocks(first, last);
@@ -159,27 +168,29 @@ export class ChainFollower {
    * Takes the blocks at once; after a failure that asking again does not fix, one by one, so that
    * the block that fails is found and the others are taken. A block that fails so
    * QUARANTINE_AFTER_ATTEMPTS times in a row is quarantined, which counts as taken. Returns how many
-   * of the blocks, from the first, are done; throws when the first is not.
+   * of the blocks, from the first, are done; throws when the first is not. With `backfill`, only its
+   * webhook's notifications are taken, and quarantined.
    */
-  private async takeOrQuarantine(blocks: BlockData[], result: StepResult): Promise<number> {
+  async takeOrQuarantine(blocks: BlockData[], result: Pick<StepResult, 'notifications' | 'quarantined'>, backfill?: BackfillScope): Promise<number> {
+    const only = backfill && new Set([backfill.webhookId]);
     if (!this.failing || blocks.length === 1) {
       try {
-        result.notifications += await this.take(blocks);
+        result.notifications += await this.take(blocks, only, backfill);
         this.failing = undefined;
         return blocks.length;
       } catch (error) {
         if (isTransientFault(error)) throw error;
-        if (blocks.length === 1) return this.failed(blocks[0]!, error, result).then(() => 1);
+        if (blocks.length === 1) return this.failed(blocks[0]!, error, result, backfill).then(() => 1);
       }
     }
     for (const [index, data] of blocks.entries()) {
       try {
-        result.notifications += await this.take([data]);
+        result.notifications += await this.take([data], only, backfill);
         if (this.failing?.hash === data.block.hash) this.failing = undefined;
       } catch (error) {
         try {
           if (isTransientFault(error)) throw error;
-          await this.failed(data, error, result);
+          await this.failed(data, error, result, backfill);
         } catch (failure) {
           if (index === 0) throw failure;
           // The blocks before it are done; the next step starts at it.
@@ -192,9 +203,10 @@ export class ChainFollower {
 
   /**
    * Counts a failure of the block: throws the error, or once it has failed QUARANTINE_AFTER_ATTEMPTS
-   * times, quarantines it: only the webhooks that failed when the others were recorded (WebhooksFailed), else the whole block.
+   * times, quarantines it: only the webhooks that failed when the others were recorded (WebhooksFailed),
+   * or a backfill's webhook, else the whole block.
    */
-  private async failed(data: BlockData, error: unknown, result: StepResult): Promise<void> {
+  private async failed(data: BlockData, error: unknown, result: Pick<StepResult, 'quarantined'>, backfill?: BackfillScope): Promise<void> {
     const { hash } = data.block;
     const attempts = (this.failing?.hash === hash ? this.failing.attempts : 0) + 1;
     this.failing = { hash, attempts };
@@ -207,6 +219,12 @@ export class ChainFollower {
     const record = { number: details.block, hash, reason, attempts, quarantinedAt: Date.now() };
     this.failing = undefined;
     result.quarantined = (result.quarantined ?? 0) + 1;
+    if (backfill) {
+      const { account, webhookId, backfillId } = backfill;
+      await putQuarantinedBlock(this.chain.chainId, { ...record, webhookId, account });
+      this.log.error("a backfill's notifications of a block quarantined for its webhook: recorded once an operator retakes the block; the backfill goes on", { ...details, webhookId, backfillId });
+      return;
+    }
     if (error instanceof WebhooksFailed) {
       // The block's other webhooks are notified; only these wait for a retake.
       const records = error.failures.map(({ match, error: cause }) => ({ ...record, reason: describeFault(cause, this.chain.rpcUrl), webhookId: match.webhook.id, account: match.account }));
@@ -245,8 +263,8 @@ export class ChainFollower {
   /**
    * Records the notifications of a run of blocks (of the webhooks `onlyWebhooks` names, when given);
    * returns how many (recorded now or before). Every webhook's are recorded whatever another's do:
-   * those that failed are thrown as WebhooksFailed. A backfill's (`backfill`) are recorded block
-   * after block, marked with its id, and only those recorded now are counted.
+   * those that failed are thrown as WebhooksFailed. A backfill's (`backfill`: one webhook's) are
+   * marked with its id and recorded in block order, none after one that fails.
    */
   async take(blocks: BlockData[], onlyWebhooks?: ReadonlySet<string>, backfill?: { backfillId: string }): Promise<number> {
     const { matches } = await matchBlocks(this.chain.chainId, blocks);
@@ -258,16 +276,24 @@ export class ChainFollower {
     const notifications = new BlockNotifications(this.chain, this.tokens.lookup, this.log);
     let recorded = 0;
     const failures: WebhooksFailed['failures'] = [];
-    await inChunks(work, 1, backfill ? 1 : WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
-      const { data, match } = item!;
+    if (backfill) {
+      const { data, match } = work[0]!;
       try {
-        const made = notifications.of(data, match).map((notification) => (backfill ? { ...notification, backfillId: backfill.backfillId } : notification));
-        const ids = await recordNotifications(match.account, match.webhook.id, made, this.queue, originOf(match.webhook.url), backfill ? 'new' : 'all');
-        recorded += ids.length;
+        const made = work.flatMap((item) => notifications.of(item.data, item.match)).map((notification) => ({ ...notification, backfillId: backfill.backfillId }));
+        recorded += (await recordNotifications(match.account, match.webhook.id, made, this.queue, originOf(match.webhook.url), true)).length;
       } catch (error) {
         failures.push({ data, match, error });
       }
-    });
+    } else {
+      await inChunks(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
+        const { data, match } = item!;
+        try {
+          recorded += (await recordNotifications(match.account, match.webhook.id, notifications.of(data, match), this.queue, originOf(match.webhook.url))).length;
+        } catch (error) {
+          failures.push({ data, match, error });
+        }
+      });
+    }
     if (failures.length > 0) throw new WebhooksFailed(failures, isTransientFault);
     return recorded;
   }

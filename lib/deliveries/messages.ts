@@ -22,11 +22,11 @@ import {
   sharedPart,
   type BodyParts,
   type Message,
-  type MessageRef,
   type MessageState,
   type NewMessage,
   type SharedPart,
 } from '../store/messages';
+import { inChunks } from '../store/batch';
 import { getEndpointHealth, originOf } from '../store/endpoint-health';
 import { retentionEndOf } from '../store/table';
 import { getWebhookItem } from '../store/webhooks';
@@ -54,6 +54,9 @@ export interface Notification {
 
 const eventParts = new WeakMap<object, SharedPart>();
 
+/** Messages of one call written at once. */
+const RECORDED_IN_PARALLEL = 8;
+
 /**
  * The event's canonical text, gzipped at most once: once per event object, so that an event (or
  * cut) the chain follower shares between a thousand webhooks is serialised and compressed once, not
@@ -76,7 +79,8 @@ const ENVELOPE_SPARE_BYTES = 1024;
  * Records notifications for a webhook, each durably and before anything is sent, then queues them.
  * A notification recorded before (the same message id) is neither recorded nor queued again; one
  * too large to store is recorded as its `fitted` event, else it is an error (NotificationTooLarge).
- * Returns the message ids: all of them, or (`new`) only those recorded now.
+ * One that cannot be recorded does not keep the others from being recorded and queued (`inOrder`:
+ * those after it), and the first such error is then thrown. Returns the recorded message ids.
  */
 export async function recordNotifications(
   account: string,
@@ -84,37 +88,48 @@ export async function recordNotifications(
   notifications: Notification[],
   queue: QueueSender,
   origin?: string,
-  returned: 'all' | 'new' = 'all',
+  /** One after the other, none after one that fails: a backfill's, block after block. */
+  inOrder = false,
 ): Promise<string[]> {
-  const recorded: MessageRef[] = [];
-  const ids: string[] = [];
+  const isNew: boolean[] = [];
+  const errors: unknown[] = [];
+  const ids = notifications.map(({ messageId }) => messageId ?? uuidv7());
   const now = Date.now();
-  for (const { eventType, event, messageId = uuidv7(), fitted, backfillId } of notifications) {
-    const { before, after } = envelopeAround({ webhookId, eventType, messageId });
-    const bodyOf = (content: unknown): BodyParts => [before, eventPart(content), after];
-    const content = fitted ? fitted((candidate) => isStorableBody(bodyOf(candidate), ENVELOPE_SPARE_BYTES)) : event;
-    const createdAt = uuidv7Time(messageId);
-    const message: NewMessage = {
-      account,
-      webhookId,
-      messageId,
-      eventType,
-      createdAt,
-      event: eventPart(content),
-      status: 'pending',
-      attempts: 0,
-      scheduledAttempts: 0,
-      nextAttemptAt: now,
-      sweepAt: now + sweepGraceMs(),
-      attemptLog: [],
-      ...(backfillId ? { backfillId } : {}),
-    };
-    const isNew = await putNewMessage(message);
-    if (isNew) recorded.push({ account, webhookId, messageId });
-    if (isNew || returned === 'all') ids.push(messageId);
-  }
-  await queue.send(recorded.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now, origin })));
+  // Written several at once unless in order; queued in the order given.
+  await inChunks([...notifications.keys()], 1, inOrder ? 1 : RECORDED_IN_PARALLEL, async ([index]: number[]) => {
+    if (inOrder && errors.length > 0) return;
+    try {
+      isNew[index!] = await putNewMessage(newMessage(account, webhookId, ids[index!]!, notifications[index!]!, now));
+    } catch (error) {
+      errors[index!] = error;
+    }
+  });
+  const recorded = ids.filter((_, index) => isNew[index]);
+  await queue.send(recorded.map((messageId) => ({ account, webhookId, messageId, at: now, origin })));
+  const failed = errors.findIndex((error) => error !== undefined);
+  if (failed >= 0) throw errors[failed];
   return ids;
+}
+
+function newMessage(account: string, webhookId: string, messageId: string, { eventType, event, fitted, backfillId }: Notification, now: number): NewMessage {
+  const { before, after } = envelopeAround({ webhookId, eventType, messageId });
+  const bodyOf = (content: unknown): BodyParts => [before, eventPart(content), after];
+  const content = fitted ? fitted((candidate) => isStorableBody(bodyOf(candidate), ENVELOPE_SPARE_BYTES)) : event;
+  return {
+    account,
+    webhookId,
+    messageId,
+    eventType,
+    createdAt: uuidv7Time(messageId),
+    event: eventPart(content),
+    status: 'pending',
+    attempts: 0,
+    scheduledAttempts: 0,
+    nextAttemptAt: now,
+    sweepAt: now + sweepGraceMs(),
+    attemptLog: [],
+    ...(backfillId ? { backfillId } : {}),
+  };
 }
 
 async function activeWebhook(account: string, id: string, action: string): Promise<Webhook> {

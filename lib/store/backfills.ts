@@ -182,7 +182,11 @@ export async function deleteBackfillsBeyond(account: string, webhookId: string, 
   return deleted;
 }
 
-/** Deletes every backfill of a webhook deleted for good (its purge). */
+/**
+ * Deletes every backfill of a webhook deleted for good (its purge). The runner frees the running slot
+ * of a backfill it ends, but one deleted under it is never ended: its slot is freed here, or the
+ * account could start no other backfill in its place.
+ */
 export async function deleteWebhookBackfills(account: string, webhookId: string): Promise<void> {
   let startKey: Item | undefined;
   do {
@@ -190,10 +194,16 @@ export async function deleteWebhookBackfills(account: string, webhookId: string)
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': backfillKey(account, webhookId, '').pk, ':prefix': BACKFILL_SORT_KEY_PREFIX },
-      ProjectionExpression: 'pk, sk',
+      ProjectionExpression: 'pk, sk, backfillId, #status',
+      ExpressionAttributeNames: { '#status': 'status' },
       ExclusiveStartKey: startKey,
     });
-    await Promise.all(page.items.map((item) => deleteItem({ TableName: tableName(), Key: { pk: item.pk, sk: item.sk } })));
+    await Promise.all(
+      page.items.map(async (item) => {
+        await deleteItem({ TableName: tableName(), Key: { pk: item.pk, sk: item.sk } });
+        if (item.status === 'running') await releaseRunningBackfill(account, webhookId, item.backfillId as string);
+      }),
+    );
     startKey = page.lastEvaluatedKey;
   } while (startKey);
 }

@@ -1,15 +1,17 @@
+import { RUN_BACKFILLS } from '../../infra/chain-followers';
 import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, CHAIN_QUARANTINE_METRIC, KNOWN_CHAINS } from '../../lib/config/chains';
 import { stageSettings } from '../../lib/config/stages';
-import { idOf, statementsOf, synth } from './stack-template';
+import { actionsOf, idOf, statementsOf, synth, tableGrant, withSortedActions } from './stack-template';
 
 describe.each(['dev', 'prod'])('chain followers in the %s stack', (stageName) => {
   const stage = stageSettings(stageName);
   const { template, resources } = synth(stageName);
+  const secretIdOf = (chainId: string) => idOf(resources, 'AWS::SecretsManager::Secret', 'Name', `webhooks-${stageName}-chain-${chainId}-rpc-url`);
+  const functionIdOf = (name: string) => idOf(resources, 'AWS::Lambda::Function', 'FunctionName', `webhooks-${stageName}-${name}`);
 
   it.each(stage.followedChains)('follows chain %s every minute, with its RPC URL in a secret it may read', (chainId) => {
-    const functionName = `webhooks-${stageName}-followChain${chainId}`;
-    const functionId = idOf(resources, 'AWS::Lambda::Function', 'FunctionName', functionName);
-    const secretId = idOf(resources, 'AWS::SecretsManager::Secret', 'Name', `webhooks-${stageName}-chain-${chainId}-rpc-url`);
+    const functionId = functionIdOf(`followChain${chainId}`);
+    const secretId = secretIdOf(chainId);
     expect(resources[secretId]!.Properties.SecretString).toBe(KNOWN_CHAINS[chainId]!.publicRpcUrl);
     const variables = resources[functionId]!.Properties.Environment.Variables;
     expect(variables).toMatchObject({ CHAIN_ID: chainId, CHAIN_RPC_URL_SECRET_ARN: { Ref: secretId } });
@@ -18,8 +20,53 @@ describe.each(['dev', 'prod'])('chain followers in the %s stack', (stageName) =>
       ScheduleExpression: 'rate(1 minute)',
       Targets: [{ Arn: { 'Fn::GetAtt': [functionId, 'Arn'] } }],
     });
-    const secretReads = statementsOf(resources, functionName).filter((statement) => JSON.stringify(statement.Resource) === JSON.stringify({ Ref: secretId }));
-    expect(secretReads.flatMap((statement) => [statement.Action].flat())).toContain('secretsmanager:GetSecretValue');
+  });
+
+  it.each(stage.followedChains.flatMap((chainId) => ['followChain', 'quarantinedBlocks', 'runBackfills'].map((name) => `${name}${chainId}`)))(
+    "%s reads its chain's RPC URL secret with GetSecretValue alone, and no other secret",
+    (name) => {
+      const chainId = name.replace(/^\D+/, '');
+      const secretReads = statementsOf(resources, `webhooks-${stageName}-${name}`).filter((statement) => actionsOf(statement).some((action) => action.startsWith('secretsmanager:')));
+      expect(secretReads).toEqual([{ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretIdOf(chainId) } }]);
+    },
+  );
+
+  it.each(stage.followedChains)("runs chain %s's backfills every minute for at most a minute, with its RPC URL secret, the table and the delivery queue", (chainId) => {
+    const functionId = functionIdOf(`runBackfills${chainId}`);
+    expect(resources[functionId]!.Properties).toMatchObject({
+      Timeout: 60,
+      Environment: {
+        Variables: {
+          CHAIN_ID: chainId,
+          CHAIN_RPC_URL_SECRET_ARN: { Ref: secretIdOf(chainId) },
+          DELIVERY_QUEUE_URL: { Ref: idOf(resources, 'AWS::SQS::Queue', 'QueueName', `webhooks-${stageName}-deliveries`) },
+          TABLE_NAME: { Ref: idOf(resources, 'AWS::DynamoDB::Table', 'TableName', `webhooks-${stageName}-table`) },
+        },
+      },
+    });
+    const ruleId = idOf(resources, 'AWS::Events::Rule', 'Name', `webhooks-${stageName}-run-backfills-${chainId}`);
+    expect(resources[ruleId]!.Properties).toMatchObject({
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [{ Arn: { 'Fn::GetAtt': [functionId, 'Arn'] } }],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { 'Fn::GetAtt': [functionId, 'Arn'] },
+      Principal: 'events.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] },
+    });
+  });
+
+  it.each(stage.followedChains)("grants chain %s's backfill runner only what it sends: its table actions on the table and the indexes it queries, SendMessage to the delivery queue, its chain's secret", (chainId) => {
+    const statements = statementsOf(resources, `webhooks-${stageName}-runBackfills${chainId}`).map(withSortedActions);
+    expect(statements).toEqual([
+      // Tracing's, which X-Ray grants on no narrower resource.
+      { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' },
+      tableGrant(resources, RUN_BACKFILLS.tableActions),
+      { Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: { 'Fn::GetAtt': [idOf(resources, 'AWS::SQS::Queue', 'QueueName', `webhooks-${stageName}-deliveries`), 'Arn'] } },
+      { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: secretIdOf(chainId) } },
+    ]);
   });
 
   it.each(stage.followedChains)('alarms when chain %s lags by more than 50 blocks or stops reporting', (chainId) => {
@@ -52,11 +99,9 @@ describe.each(['dev', 'prod'])('chain followers in the %s stack', (stageName) =>
   });
 
   it.each(stage.followedChains)('has a function an operator invokes to list and retake the quarantined blocks of chain %s', (chainId) => {
-    const functionName = `webhooks-${stageName}-quarantinedBlocks${chainId}`;
-    const functionId = idOf(resources, 'AWS::Lambda::Function', 'FunctionName', functionName);
-    const secretId = idOf(resources, 'AWS::SecretsManager::Secret', 'Name', `webhooks-${stageName}-chain-${chainId}-rpc-url`);
-    expect(resources[functionId]!.Properties.Environment.Variables).toMatchObject({ CHAIN_ID: chainId, CHAIN_RPC_URL_SECRET_ARN: { Ref: secretId } });
-    const actions = statementsOf(resources, functionName).flatMap((statement) => [statement.Action].flat());
+    const functionId = functionIdOf(`quarantinedBlocks${chainId}`);
+    expect(resources[functionId]!.Properties.Environment.Variables).toMatchObject({ CHAIN_ID: chainId, CHAIN_RPC_URL_SECRET_ARN: { Ref: secretIdOf(chainId) } });
+    const actions = statementsOf(resources, `webhooks-${stageName}-quarantinedBlocks${chainId}`).flatMap((statement) => [statement.Action].flat());
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'secretsmanager:GetSecretValue', 'sqs:SendMessage']));
   });
 });

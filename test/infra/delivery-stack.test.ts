@@ -2,7 +2,7 @@ import { stageSettings } from '../../lib/config/stages';
 import { routeList, routes } from '../../lib/routes';
 import { GSI1, GSI2, GSI3 } from '../../lib/store/table';
 import { DELIVERY_DISPATCH, DELIVERY_SWEEP } from '../../infra/webhooks-stack';
-import { actionsOf, idOf, ofType, statementsOf, synth, type Statement } from './stack-template';
+import { actionsOf, idOf, indexArnOf, ofType, statementsOf, synth, tableArnOf, type Statement } from './stack-template';
 
 describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
   const stage = stageSettings(stageName);
@@ -12,8 +12,8 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
   const deadLetterQueueId = idOf(resources, 'AWS::SQS::Queue', 'QueueName', `webhooks-${stageName}-deliveries-dlq`);
   const queueArn = { 'Fn::GetAtt': [queueId, 'Arn'] };
   const dispatcherId = idOf(resources, 'AWS::Lambda::Function', 'FunctionName', functionName('dispatchDeliveries'));
-  const tableArn = { 'Fn::GetAtt': [ofType(resources, 'AWS::DynamoDB::Table')[0]![0], 'Arn'] };
-  const indexArn = (indexName: string) => ({ 'Fn::Join': ['', [tableArn, `/index/${indexName}`]] });
+  const tableArn = tableArnOf(resources);
+  const indexArn = (indexName: string) => indexArnOf(resources, indexName);
   /** The DynamoDB statements, their actions in order, so that they compare whatever order the stack lists them in. */
   const tableStatements = (statements: Statement[]) =>
     statements
@@ -104,7 +104,7 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
     expect(sendStatements(statements)).toEqual([{ Effect: 'Allow', Action: 'sqs:SendMessage', Resource: queueArn }]);
   });
 
-  it('gives the queue URL and SendMessage only to the routes that queue deliveries, the two delivery functions, the chain followers and their quarantine functions', () => {
+  it('gives the queue URL and SendMessage only to the routes that queue deliveries, the two delivery functions, and per chain its follower, its quarantine function and its backfill runner', () => {
     for (const route of routeList) {
       const statements = statementsOf(resources, functionName(route.operationId));
       if (route.queuesDeliveries) {
@@ -116,8 +116,8 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
       }
     }
     const withQueueUrl = ofType(resources, 'AWS::Lambda::Function').filter(([, fn]) => fn.Properties.Environment?.Variables?.DELIVERY_QUEUE_URL);
-    // Per followed chain: its follower and the function that retakes its quarantined blocks.
-    expect(withQueueUrl).toHaveLength(routeList.filter((route) => route.queuesDeliveries).length + 2 + 2 * stage.followedChains.length);
+    // Per followed chain: its follower, the function that retakes its quarantined blocks and its backfill runner.
+    expect(withQueueUrl).toHaveLength(routeList.filter((route) => route.queuesDeliveries).length + 2 + 3 * stage.followedChains.length);
     expect(queueUrlOf('dispatchDeliveries')).toEqual({ Ref: queueId });
     expect(queueUrlOf('sweepDeliveries')).toEqual({ Ref: queueId });
   });

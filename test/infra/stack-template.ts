@@ -1,6 +1,8 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { stageSettings, type StageSettings } from '../../lib/config/stages';
+import type { TableAction } from '../../lib/routes';
+import { GSI1, GSI2 } from '../../lib/store/table';
 import { WebhooksStack } from '../../infra/webhooks-stack';
 
 export type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
@@ -21,6 +23,20 @@ export function synth(stageName: string, overrides: Partial<StageSettings> = {})
 export const ofType = (resources: Resources, type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
 
 export const actionsOf = (statement: Statement) => [statement.Action].flat();
+
+/** The statement with its actions as a sorted list: statements compare whatever order the stack lists actions in. */
+export const withSortedActions = (statement: Statement) => ({ ...statement, Action: actionsOf(statement).sort() });
+
+/** The ARN of the stack's table, and of one of its indexes, as the template writes them in policies. */
+export const tableArnOf = (resources: Resources) => ({ 'Fn::GetAtt': [ofType(resources, 'AWS::DynamoDB::Table')[0]![0], 'Arn'] });
+export const indexArnOf = (resources: Resources, indexName: string) => ({ 'Fn::Join': ['', [tableArnOf(resources), `/index/${indexName}`]] });
+
+/** The statement the stack grants a function for `actions` (sorted): on the table, and with Query on gsi1 and gsi2 too. */
+export function tableGrant(resources: Resources, actions: readonly TableAction[]) {
+  const tableArn = tableArnOf(resources);
+  const queried = [GSI1, GSI2].map((index) => indexArnOf(resources, index.indexName));
+  return { Effect: 'Allow', Action: [...actions].sort(), Resource: actions.includes('dynamodb:Query') ? [tableArn, ...queried] : tableArn };
+}
 
 /** The logical id of the one resource of `type` whose `property` is `value`. */
 export function idOf(resources: Resources, type: string, property: string, value: string): string {

@@ -5,9 +5,9 @@ import { stageSettings } from '../../lib/config/stages';
 import { routeList } from '../../lib/routes';
 import { GSI1, GSI2, GSI3, tableDefinition } from '../../lib/store/table';
 import { gatewayResponses } from '../../infra/gateway-responses';
-import { FOLLOW_CHAIN, QUARANTINED_BLOCKS } from '../../infra/chain-followers';
+import { FOLLOW_CHAIN, QUARANTINED_BLOCKS, RUN_BACKFILLS } from '../../infra/chain-followers';
 import { DELIVERY_DISPATCH, DELIVERY_SWEEP, MAINTENANCE } from '../../infra/webhooks-stack';
-import { actionsOf, ofType, synth, type Resources, type Statement } from './stack-template';
+import { actionsOf, ofType, statementsOf, synth, tableGrant, withSortedActions, type Resources, type Statement } from './stack-template';
 
 /** "METHOD /path" for every method whose integration is a Lambda (not the 405 mocks). */
 function lambdaRoutes(resources: Resources): string[] {
@@ -187,6 +187,7 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
       dispatchDeliveries: undefined,
       ...Object.fromEntries(stage.followedChains.map((chainId) => [`followChain${chainId}`, FOLLOW_CHAIN.timeoutSeconds])),
       ...Object.fromEntries(stage.followedChains.map((chainId) => [`quarantinedBlocks${chainId}`, QUARANTINED_BLOCKS.timeoutSeconds])),
+      ...Object.fromEntries(stage.followedChains.map((chainId) => [`runBackfills${chainId}`, RUN_BACKFILLS.timeoutSeconds])),
     };
     const names = functions.filter((fn) => fn.Runtime === 'nodejs22.x').map((fn) => fn.FunctionName);
     expect(names.sort()).toEqual(
@@ -212,7 +213,7 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
       for (const action of actionsOf(statement)) expect(action).not.toMatch(/\*/);
     }
     const granted = tableStatements.map((statement) => actionsOf(statement).sort().join(',')).sort();
-    const specs = [...routeList, MAINTENANCE, DELIVERY_DISPATCH, DELIVERY_SWEEP, ...stage.followedChains.flatMap(() => [FOLLOW_CHAIN, QUARANTINED_BLOCKS])];
+    const specs = [...routeList, MAINTENANCE, DELIVERY_DISPATCH, DELIVERY_SWEEP, ...stage.followedChains.flatMap(() => [FOLLOW_CHAIN, QUARANTINED_BLOCKS, RUN_BACKFILLS])];
     const expected = [
       ...specs.map((spec) => [...spec.tableActions].sort().join(',')),
       // The authorizer's, and the sweep's Query on its index.
@@ -220,6 +221,13 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
       'dynamodb:Query',
     ].sort();
     expect(granted).toEqual(expected);
+  });
+
+  it.each(routeList)("grants $operationId's Lambda exactly its route's table actions, on the table (and gsi1 and gsi2 to query)", (route) => {
+    const tableStatements = statementsOf(resources, `webhooks-${stageName}-${route.operationId}`).filter((statement) =>
+      actionsOf(statement).some((action) => action.startsWith('dynamodb:')),
+    );
+    expect(tableStatements.map(withSortedActions)).toEqual([tableGrant(resources, route.tableActions)]);
   });
 
   it.each(['maintainAddresses', 'sweepDeliveries'])('runs the scheduled function %s once a minute', (name) => {

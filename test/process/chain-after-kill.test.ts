@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomAddress } from '../support/factories';
-import { apiCaller, freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, devChainUrl, freePort, jsonRpc as rpc, startNpmStart, type NpmStart } from '../support/npm-start';
 import { logLines } from '../support/processes';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { useTempDir } from '../support/temp-dir';
@@ -17,15 +17,6 @@ afterAll(async () => {
   await running?.killGroup();
   await receiver?.close();
 });
-
-async function rpc(url: string, method: string, params: unknown[] = []): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = (await response.json()) as { result?: unknown; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result;
-}
-
-const devChainUrl = (started: NpmStart) => (logLines(started.output()).find((line: any) => line.message === "started") as any).devChain.rpcUrl as string;
 
 /** Sends `count` transfers, one block each, to the watched addresses in turn; ignores failures (the node may be going down). */
 async function sendTransfers(url: string, count: number) {

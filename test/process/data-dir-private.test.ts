@@ -79,9 +79,9 @@ describe('npm start keeps DATA_DIR private and its store to its own processes', 
     expect(offline.stdout).toMatch(/active$/m);
 
     const entries = (await walk(dataDir)).map(({ entry }) => entry);
-    // What the walk must have seen for it to mean anything: the store's log, anvil's state, the keys.
+    // What the walk must have seen for it to mean anything: the store's log, the dev chain's snapshot, the keys.
     expect(entries).toEqual(
-      expect.arrayContaining(['store-credential', 'page-token.key', 'dev-api-key', path.join('dev-chain', 'state.json'), expect.stringMatching(/^dynamodb\/\d+\.log$/)]),
+      expect.arrayContaining(['store-credential', 'page-token.key', 'dev-api-key', path.join('dev-chain', 'chain.json.gz'), expect.stringMatching(/^dynamodb\/\d+\.log$/)]),
     );
     expect(await openToOthers(dataDir)).toEqual([]);
     stoppedDataDir ??= Promise.resolve(dataDir);

@@ -1,7 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { startDevChain } from '../../infra/local/dev-chain';
-import { childrenOf, logLines, startServerProcess, waitUntilGone } from '../support/processes';
+import { logLines, startServerProcess } from '../support/processes';
 import { useTempDir } from '../support/temp-dir';
 
 const dataDir = useTempDir('webhooks-dev-chain-supervision-');
@@ -26,30 +23,4 @@ it('the dev chain stops when the server is killed on its own (SIGKILL), leaving 
   const deadline = Date.now() + 10_000;
   while ((await answers(rpcUrl)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   expect(await answers(rpcUrl)).toBe(false);
-}, 60_000);
-
-it('after anvil is killed (SIGKILL), the chain it saved comes back with the traces of its blocks, which the follower needs', async () => {
-  const stateDirectory = path.join(dataDir(), 'dev-chain-traces');
-  const rpc = async (url: string, method: string, params: unknown[] = []) =>
-    ((await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as any).result;
-  const first = await startDevChain({ port: 0, chainId: '31337', stateDirectory });
-  const [anvil] = childrenOf(first.pid); // the watchdog's child
-  for (let index = 0; index < 3; index += 1) {
-    await rpc(first.rpcUrl, 'eth_sendTransaction', [{ from: '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266', to: '0x' + '33'.repeat(20), value: '0x1' }]);
-  }
-  // anvil saves its chain every second: wait for a save made after the last transaction.
-  const sent = Date.now();
-  const stateFile = path.join(stateDirectory, 'state.json');
-  while (!existsSync(stateFile) || statSync(stateFile).mtimeMs <= sent + 100) await new Promise((resolve) => setTimeout(resolve, 100));
-  process.kill(anvil!, 'SIGKILL');
-  process.kill(first.pid, 'SIGKILL');
-  await waitUntilGone(anvil!);
-  const second = await startDevChain({ port: 0, chainId: '31337', stateDirectory });
-  try {
-    expect(Number(await rpc(second.rpcUrl, 'eth_blockNumber'))).toBe(3);
-    const traces = await rpc(second.rpcUrl, 'debug_traceBlockByNumber', ['0x2', { tracer: 'callTracer' }]);
-    expect(traces).toEqual([expect.objectContaining({ result: expect.objectContaining({ to: '0x' + '33'.repeat(20) }) })]);
-  } finally {
-    await second.stop();
-  }
 }, 60_000);

@@ -15,6 +15,12 @@ function loopBlocks(): string[] {
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
 }
 
+/** The sh block of docs/backfills.md's loop. */
+function backfillBlock(): string {
+  const page = readFileSync(path.join(ROOT, 'docs/backfills.md'), 'utf8');
+  return /```sh\n([\s\S]*?)```/.exec(page)![1]!;
+}
+
 function bash(script: string, env: Record<string, string>) {
   const child = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, ...env }, detached: true });
   let output = '';
@@ -32,7 +38,7 @@ afterAll(async () => {
 });
 
 it(
-  "the README's loop runs as pasted: the receiver prints the transfer's notification, verified",
+  "the README's loop runs as pasted: the receiver prints the transfer's notification, verified; so does docs/backfills.md's for a past transfer",
   async () => {
     const [receiverBlock, sendBlock] = loopBlocks();
     expect(receiverBlock).toContain("npm run receiver");
@@ -57,6 +63,16 @@ it(
     expect(receiver.output()).toContain(`"txHash": "${transaction}"`);
     expect(receiver.output()).toContain('x-signature ✓ webhook-signature ✓');
     expect(receiver.output()).toContain('"valueWithDecimals": "1.5"');
+
+    // docs/backfills.md's loop, with the same server and receiver: a transfer before any webhook watches its address, then a backfill.
+    const backfill = bash(local(backfillBlock()), exported);
+    expect(await backfill.exited).toBe(0);
+    expect(backfill.output()).toContain('"status":"running"');
+    const past = /transaction (0x[0-9a-f]{64})/.exec(backfill.output())![1]!;
+    const backfilled = Date.now() + 15_000;
+    while (!receiver.output().includes(past) && Date.now() < backfilled) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(receiver.output()).toContain(`"txHash": "${past}"`);
+    expect(receiver.output()).toContain('"valueWithDecimals": "2"');
   },
   90_000,
 );

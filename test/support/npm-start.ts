@@ -94,3 +94,14 @@ export function apiCaller(url: () => string, key: string) {
     return { status: response.status, body: (await response.json()) as any };
   };
 }
+
+/** The dev chain's JSON-RPC URL, from the "started" line `npm start` logged. */
+export const devChainUrl = (started: NpmStart) => (logLines(started.output()).find((line: any) => line.message === 'started') as any).devChain.rpcUrl as string;
+
+/** One JSON-RPC call; an error answer is thrown. */
+export async function jsonRpc(url: string, method: string, params: unknown[] = []): Promise<any> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await response.json()) as { result?: unknown; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result;
+}
