@@ -19,7 +19,7 @@ import { figure, median, type BenchOptions, type Figure } from '../support/repor
 /** The chains of this section (labels over one dev chain; bench/run.ts declares them followed). */
 export const BACKFILL_BENCH_CHAIN_IDS = { throughput: '9100001', lag: '9200001' };
 
-const SECTION = '12 backfill';
+const SECTION = '13 backfill';
 const THROUGHPUT_TARGET = 0.7;
 const LAG_TARGET_BLOCKS = 2;
 const DEV_ACCOUNT = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';

@@ -26,7 +26,6 @@ import {
   type NewMessage,
   type SharedPart,
 } from '../store/messages';
-import { inChunks } from '../store/batch';
 import { getEndpointHealth, originOf } from '../store/endpoint-health';
 import { retentionEndOf } from '../store/table';
 import { getWebhookItem } from '../store/webhooks';
@@ -54,8 +53,6 @@ export interface Notification {
 
 const eventParts = new WeakMap<object, SharedPart>();
 
-/** Messages of one call written at once. */
-const RECORDED_IN_PARALLEL = 8;
 
 /**
  * The event's canonical text, gzipped at most once: once per event object, so that an event (or
@@ -88,22 +85,21 @@ export async function recordNotifications(
   notifications: Notification[],
   queue: QueueSender,
   origin?: string,
-  /** One after the other, none after one that fails: a backfill's, block after block. */
+  /** None after one that fails: a backfill's, block after block. */
   inOrder = false,
 ): Promise<string[]> {
   const isNew: boolean[] = [];
   const errors: unknown[] = [];
   const ids = notifications.map(({ messageId }) => messageId ?? uuidv7());
   const now = Date.now();
-  // Written several at once unless in order; queued in the order given.
-  await inChunks([...notifications.keys()], 1, inOrder ? 1 : RECORDED_IN_PARALLEL, async ([index]: number[]) => {
-    if (inOrder && errors.length > 0) return;
+  for (const [index, notification] of notifications.entries()) {
     try {
-      isNew[index!] = await putNewMessage(newMessage(account, webhookId, ids[index!]!, notifications[index!]!, now));
+      isNew[index] = await putNewMessage(newMessage(account, webhookId, ids[index]!, notification, now));
     } catch (error) {
-      errors[index!] = error;
+      errors[index] = error;
+      if (inOrder) break;
     }
-  });
+  }
   const recorded = ids.filter((_, index) => isNew[index]);
   await queue.send(recorded.map((messageId) => ({ account, webhookId, messageId, at: now, origin })));
   const failed = errors.findIndex((error) => error !== undefined);
