@@ -52,7 +52,10 @@ export async function createBackfill(account: string, webhookId: string, { fromB
   if (to > checkpoint.number) {
     throw new BadRequest(`Invalid body field toBlock: must be at most ${checkpoint.number}, chain ${chainId}'s checkpoint (the live follower notifies the blocks after it), got ${to}`);
   }
-  if (fromBlock > to) throw new BadRequest(`Invalid body field fromBlock: must be at most toBlock (${to}), got ${fromBlock}`);
+  if (fromBlock > to) {
+    const given = toBlock === undefined ? `${to}: by default chain ${chainId}'s checkpoint, after which the live follower notifies` : String(to);
+    throw new BadRequest(`Invalid body field fromBlock: must be at most toBlock (${given}), got ${fromBlock}`);
+  }
   const blocks = to - fromBlock + 1;
   if (blocks > settings.maxBlocks) {
     throw new BadRequest(`Invalid body field fromBlock: a backfill covers at most ${settings.maxBlocks} blocks (the backfills.maxBlocks limit), from ${fromBlock} to ${to} is ${blocks}: split the range`);
@@ -105,7 +108,10 @@ async function claimRunningSlot(account: string, webhookId: string, backfillId: 
       `Webhook ${webhookId} has a running backfill (${own}): one runs at a time per webhook (the backfills limit); cancel it (DELETE /v1/webhooks/${webhookId}/backfills/${own}) or wait for it to end`,
     );
   }
-  throw new BadRequest(`At most ${max} backfill${max === 1 ? '' : 's'} run${max === 1 ? 's' : ''} at once per account (the backfills.runningPerAccount limit): wait for one to end, or cancel one`);
+  const cancels = Object.entries(running ?? {}).map(([webhook, backfill]) => `DELETE /v1/webhooks/${webhook}/backfills/${backfill}`);
+  throw new BadRequest(
+    `At most ${max} backfill${max === 1 ? '' : 's'} run${max === 1 ? 's' : ''} at once per account (the backfills.runningPerAccount limit): wait for one to end, or cancel one (${cancels.join(', ')})`,
+  );
 }
 
 async function staleSlots(account: string, running: RunningBackfills, now: number): Promise<[string, string][]> {

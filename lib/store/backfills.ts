@@ -157,28 +157,44 @@ export async function endBackfill(record: BackfillRecord, status: Exclude<Backfi
   return updated && toBackfill(updated);
 }
 
-/** Deletes the webhook's ended backfills beyond its newest `kept`; the running one is never deleted. Returns how many. */
-export async function deleteBackfillsBeyond(account: string, webhookId: string, kept: number): Promise<number> {
-  let deleted = 0;
-  let seen = 0;
+/** The webhook's backfills, newest first, a page at a time: their keys, ids and statuses. */
+async function* backfillPages(account: string, webhookId: string): AsyncGenerator<Item[]> {
   let startKey: Item | undefined;
   do {
     const page = await queryItems({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': backfillKey(account, webhookId, '').pk, ':prefix': BACKFILL_SORT_KEY_PREFIX },
-      ProjectionExpression: 'pk, sk, #status',
+      ProjectionExpression: 'pk, sk, backfillId, #status',
       ExpressionAttributeNames: { '#status': 'status' },
       ScanIndexForward: false,
       ExclusiveStartKey: startKey,
     });
-    for (const item of page.items) {
-      seen += 1;
-      if (seen <= kept || item.status === 'running') continue;
-      if (await conditionHeld(deleteItem({ TableName: tableName(), Key: { pk: item.pk, sk: item.sk }, ConditionExpression: '#status <> :running', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':running': 'running' } }))) deleted += 1;
-    }
+    yield page.items;
     startKey = page.lastEvaluatedKey;
   } while (startKey);
+}
+
+/** Deletes the webhook's ended backfills beyond its newest `kept`; the running one is never deleted. Returns how many. */
+export async function deleteBackfillsBeyond(account: string, webhookId: string, kept: number): Promise<number> {
+  let deleted = 0;
+  let seen = 0;
+  for await (const items of backfillPages(account, webhookId)) {
+    for (const item of items) {
+      seen += 1;
+      if (seen <= kept || item.status === 'running') continue;
+      const ended = conditionHeld(
+        deleteItem({
+          TableName: tableName(),
+          Key: { pk: item.pk, sk: item.sk },
+          ConditionExpression: '#status <> :running',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':running': 'running' },
+        }),
+      );
+      if (await ended) deleted += 1;
+    }
+  }
   return deleted;
 }
 
@@ -188,22 +204,12 @@ export async function deleteBackfillsBeyond(account: string, webhookId: string, 
  * account could start no other backfill in its place.
  */
 export async function deleteWebhookBackfills(account: string, webhookId: string): Promise<void> {
-  let startKey: Item | undefined;
-  do {
-    const page = await queryItems({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': backfillKey(account, webhookId, '').pk, ':prefix': BACKFILL_SORT_KEY_PREFIX },
-      ProjectionExpression: 'pk, sk, backfillId, #status',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExclusiveStartKey: startKey,
-    });
+  for await (const items of backfillPages(account, webhookId)) {
     await Promise.all(
-      page.items.map(async (item) => {
+      items.map(async (item) => {
         await deleteItem({ TableName: tableName(), Key: { pk: item.pk, sk: item.sk } });
         if (item.status === 'running') await releaseRunningBackfill(account, webhookId, item.backfillId as string);
       }),
     );
-    startKey = page.lastEvaluatedKey;
-  } while (startKey);
+  }
 }

@@ -152,7 +152,9 @@ describe('POST /v1/webhooks/{id}/backfills', () => {
     expect(expectError(await post(key, id, { fromBlock: 0, toBlock: checkpoint + 1 }), 400)).toBe(
       `Invalid body field toBlock: must be at most ${checkpoint}, chain ${CHAIN_ID}'s checkpoint (the live follower notifies the blocks after it), got ${checkpoint + 1}`,
     );
-    expect(expectError(await post(key, id, { fromBlock: checkpoint + 1 }), 400)).toBe(`Invalid body field fromBlock: must be at most toBlock (${checkpoint}), got ${checkpoint + 1}`);
+    expect(expectError(await post(key, id, { fromBlock: checkpoint + 1 }), 400)).toBe(
+      `Invalid body field fromBlock: must be at most toBlock (${checkpoint}: by default chain ${CHAIN_ID}'s checkpoint, after which the live follower notifies), got ${checkpoint + 1}`,
+    );
   });
 
   it('answers 400 to a range one block longer than BACKFILL_MAX_BLOCKS, and 202 to one of exactly that many', async () => {
@@ -178,7 +180,7 @@ describe('POST /v1/webhooks/{id}/backfills', () => {
     const { key, id, backfill } = await runningBackfill();
     const second = await newWebhook(key);
     expect(expectError(await post(key, second.id, { fromBlock: checkpoint - 10 }), 400)).toBe(
-      'At most 1 backfill runs at once per account (the backfills.runningPerAccount limit): wait for one to end, or cancel one',
+      `At most 1 backfill runs at once per account (the backfills.runningPerAccount limit): wait for one to end, or cancel one (DELETE /v1/webhooks/${id}/backfills/${backfill.backfillId})`,
     );
     await runningBackfill();
     expect((await client.call('DELETE', backfillPath(id, backfill.backfillId), { key })).status).toBe(202);
@@ -230,7 +232,7 @@ describe('POST /v1/webhooks/{id}/backfills', () => {
     ['toBlock as 1e30', '{"fromBlock": 0, "toBlock": 1e30}', `Invalid body field toBlock: ${NOT_A_BLOCK_NUMBER}`],
     ['a __proto__ field', '{"fromBlock": 0, "__proto__": {"toBlock": 1}}', 'Unknown body field __proto__; allowed: fromBlock, toBlock'],
     ['a constructor field', '{"fromBlock": 0, "constructor": {"name": "x"}}', 'Unknown body field constructor; allowed: fromBlock, toBlock'],
-    ['the largest exact fromBlock', '{"fromBlock": 9007199254740991}', 'Invalid body field fromBlock: must be at most toBlock (<checkpoint>), got 9007199254740991'],
+    ['the largest exact fromBlock', '{"fromBlock": 9007199254740991}', "Invalid body field fromBlock: must be at most toBlock (<checkpoint>: by default chain 31337's checkpoint, after which the live follower notifies), got 9007199254740991"],
     [
       'the largest exact toBlock',
       '{"fromBlock": 0, "toBlock": 9007199254740991}',
