@@ -13,8 +13,4 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
   setupFiles: ['<rootDir>/test/support/env.ts'],
   testTimeout: 30000,
-  // Two files at once, also on two cores: most of a file's time is spent waiting on sockets, timers
-  // and the store (jest's default there is one). `npm test` runs test/process apart, one file at a
-  // time: each starts `npm start`'s processes, and two of them at once starve each other.
-  maxWorkers: 2,
 };
