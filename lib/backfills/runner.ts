@@ -1,7 +1,8 @@
 /**
  * A chain's backfill runner: one per chain at a time (its lease), so that the chain's backfills share
  * one RPC pace and leave the rest of the node to the live follower. It works on up to
- * `concurrencyPerChain` running backfills at once, oldest first, each block run after block run in
+ * `concurrencyPerChain` running backfills at once, each for a turn of TURN_MS and then the longest
+ * waiting (so that no account's long backfills hold the chain's backfills up), block run after block run in
  * order: fetched, matched for the backfill's webhook alone, recorded (through the follower's own
  * code, with the same message ids), then the backfill's checkpoint moved. A crash anywhere makes the
  * next runner read the last run again, which records nothing new (docs/backfills.md).
@@ -50,6 +51,8 @@ const RUN_SECONDS = 2;
  * fails: a node that answers `null` or "missing trie node" for an old block has pruned it.
  */
 export const UNREADABLE_BLOCK_ATTEMPTS = 4;
+/** How long a backfill is worked on before those waiting for their turn go first. */
+export const TURN_MS = 10_000;
 /** How often the running backfills are looked for while fewer than the concurrency are being worked on. */
 const LOOK_FOR_WORK_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;
@@ -140,6 +143,8 @@ class BackfillWork {
   private readonly follower: ChainFollower;
   /** The next run's length, from the transactions per block of the last. */
   private runBlocks = MIN_RUN_BLOCKS;
+  /** The end of this turn (or the deadline, when sooner). */
+  private until = 0;
 
   constructor(
     private record: BackfillRecord,
@@ -156,8 +161,10 @@ class BackfillWork {
     this.follower = new ChainFollower(chain, log, this.queue, node);
   }
 
+  /** Works on the backfill for a turn, or until it ends or the runner stops. */
   async run(): Promise<void> {
-    while (!this.signal.aborted && Date.now() < this.deadline) {
+    this.until = Math.min(this.deadline, Date.now() + TURN_MS);
+    while (!this.signal.aborted && Date.now() < this.until) {
       try {
         if (!(await this.step())) return;
         this.failures = 0;
@@ -197,7 +204,7 @@ class BackfillWork {
     const transactions = blocks.reduce((total, { block }) => total + block.transactions.length, 0);
     this.runBlocks = Math.max(MIN_RUN_BLOCKS, Math.min(this.maxRunBlocks, Math.floor((RUN_TRANSACTIONS * blocks.length) / Math.max(1, transactions))));
     // The next run's blocks are fetched while these are matched and recorded.
-    if (failedAt < 0 && last < current.toBlock && Date.now() < this.deadline) this.follower.prefetch(last + 1, Math.min(current.toBlock, last + this.runBlocks));
+    if (failedAt < 0 && last < current.toBlock && Date.now() < this.until) this.follower.prefetch(last + 1, Math.min(current.toBlock, last + this.runBlocks));
     const recordedBefore = this.queue.recorded;
     const { account, webhookId, backfillId } = current;
     const done = await this.follower.takeOrQuarantine(blocks, { notifications: 0 }, { account, webhookId, backfillId });

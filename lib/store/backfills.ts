@@ -83,7 +83,7 @@ export async function releaseRunningBackfill(account: string, webhookId: string,
 export async function putNewBackfill(record: BackfillRecord): Promise<void> {
   await putItem({
     TableName: tableName(),
-    Item: { ...keyOf(record), ...runningBackfillIndexKey(record.chainId, record.backfillId), ...record },
+    Item: { ...keyOf(record), ...runningBackfillIndexKey(record.chainId, record.backfillId, record.createdAt), ...record },
     ConditionExpression: 'attribute_not_exists(pk)',
   });
 }
@@ -112,28 +112,32 @@ export async function queryBackfills(account: string, webhookId: string, limit: 
   return { backfills: backfills.slice(0, limit), more: backfills.length > limit };
 }
 
-/** The chain's running backfills, oldest first (gsi1: eventually consistent). */
+/** The chain's running backfills, the longest waiting for their turn first (gsi1: eventually consistent). */
 export async function runningBackfillsOfChain(chainId: string, limit: number): Promise<BackfillRecord[]> {
   const page = await queryItems({
     TableName: tableName(),
     IndexName: GSI1.indexName,
     KeyConditionExpression: `${GSI1.partitionKey} = :pk`,
-    ExpressionAttributeValues: { ':pk': runningBackfillIndexKey(chainId, '').gsi1pk },
+    ExpressionAttributeValues: { ':pk': runningBackfillIndexKey(chainId, '', 0).gsi1pk },
     Limit: limit,
   });
   return page.items.map(toBackfill);
 }
 
-/** Moves a running backfill's checkpoint from `record.nextBlock` to `nextBlock`; false when it was cancelled or moved meanwhile. */
+/**
+ * Moves a running backfill's checkpoint from `record.nextBlock` to `nextBlock`, and its turn to now;
+ * false when it was cancelled or moved meanwhile.
+ */
 export async function advanceBackfill(record: BackfillRecord, nextBlock: number, notifications: number, now = Date.now()): Promise<boolean> {
+  const { gsi1sk } = runningBackfillIndexKey(record.chainId, record.backfillId, now);
   return conditionHeld(
     updateItem({
       TableName: tableName(),
       Key: keyOf(record),
-      UpdateExpression: 'SET nextBlock = :next, notifications = notifications + :added, updatedAt = :now',
+      UpdateExpression: `SET nextBlock = :next, notifications = notifications + :added, updatedAt = :now, ${GSI1.sortKey} = :turn`,
       ConditionExpression: '#status = :running AND nextBlock = :expected',
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':next': nextBlock, ':added': notifications, ':now': now, ':running': 'running', ':expected': record.nextBlock },
+      ExpressionAttributeValues: { ':next': nextBlock, ':added': notifications, ':now': now, ':turn': gsi1sk, ':running': 'running', ':expected': record.nextBlock },
     }),
   );
 }

@@ -34,12 +34,13 @@ import { uuidFromHex, uuidHex } from '../uuid';
  *
  * | item                 | pk                             | sk                | gsi1pk                      | gsi1sk             |
  * |----------------------|--------------------------------|-------------------|-----------------------------|--------------------|
- * | backfill             | ACCOUNT#<account>#WEBHOOK#<id> | BACKFILL#<id>     | CHAIN#<chainId>#BACKFILLS   | BACKFILL#<id>      | (gsi1 while running)
+ * | backfill             | ACCOUNT#<account>#WEBHOOK#<id> | BACKFILL#<id>     | CHAIN#<chainId>#BACKFILLS   | <turn, ms>#<id>    | (gsi1 while running)
  * | running backfills    | ACCOUNT#<account>              | BACKFILLS         |                             |                    |
  * | backfill runner lease| CHAIN#<chainId>                | BACKFILL_LEASE    |                             |                    |
  *
- * Backfill ids are UUIDv7: a webhook's backfills read newest first, and a chain's running ones
- * oldest first, by their sort keys. The account's running backfills are one item (a map from webhook
+ * Backfill ids are UUIDv7: a webhook's backfills read newest first by their sort keys. A chain's
+ * running ones are in gsi1 by their turn (when they were last worked on, or created): the runner
+ * takes the longest waiting first. The account's running backfills are one item (a map from webhook
  * id to backfill id), so that its limits hold with one conditional write.
  *
  * Delivery (a resume job, `RESUMES` / `WEBHOOK#<id>`, queues again a reactivated webhook's waiting messages) (docs/delivery-scale.md has the access patterns and what each write costs):
@@ -182,10 +183,10 @@ export const backfillKey = (account: string, webhookId: string, backfillId: stri
   sk: `${BACKFILL_SORT_KEY_PREFIX}${backfillId}`,
 });
 
-/** Where a running backfill sits in gsi1: under its chain, oldest first, for the chain's backfill runner. */
-export const runningBackfillIndexKey = (chainId: string, backfillId: string) => ({
+/** Where a running backfill sits in gsi1: under its chain, by its turn (ms), for the chain's backfill runner. */
+export const runningBackfillIndexKey = (chainId: string, backfillId: string, turn: number) => ({
   gsi1pk: `CHAIN#${chainId}#BACKFILLS`,
-  gsi1sk: `${BACKFILL_SORT_KEY_PREFIX}${backfillId}`,
+  gsi1sk: `${String(Math.max(0, Math.floor(turn))).padStart(15, '0')}#${backfillId}`,
 });
 
 /** The account's running backfills: which webhook runs which. */

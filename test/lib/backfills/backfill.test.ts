@@ -1,14 +1,18 @@
 import { devChainSettings } from '../../../lib/config/chains';
-import { randomAddress } from '../../support/factories';
+import { advanceBackfill, runningBackfillsOfChain } from '../../../lib/store/backfills';
+import { getCheckpoint, moveCheckpoint } from '../../../lib/store/chains';
+import { randomAccount, randomAddress } from '../../support/factories';
 import { chainWebhooks, notificationOf, useDevChain } from '../../support/dev-chain';
 import { backfillCalls } from '../../support/backfills';
 import { useLocalService } from '../../support/local-service';
 
 const CHAIN_ID = '31337';
+const UNRUN_CHAIN_ID = '31342';
 const chain = useDevChain(CHAIN_ID);
 const client = useLocalService(
   { DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1', BACKFILL_RPC_REQUESTS_PER_SECOND: '500', BACKFILL_MAX_BLOCKS: '2000', BACKFILL_RUNNING_PER_ACCOUNT: '2' },
-  () => ({ chains: [devChainSettings(CHAIN_ID, chain.rpcUrl())] }),
+  // 31342: followed without a follower or backfill runner, for the runner's turns below.
+  () => ({ chains: [devChainSettings(CHAIN_ID, chain.rpcUrl())], chainsWithoutFollower: [UNRUN_CHAIN_ID] }),
 );
 const { watch } = chainWebhooks(client, CHAIN_ID);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -104,5 +108,24 @@ describe('backfills on a real anvil', () => {
     expect((await client.call('POST', `/v1/webhooks/${third.body.id}/backfills`, { key, body: { fromBlock: from } })).status).toBe(202);
     // Cancelling again answers the backfill as it is.
     expect((await client.call('DELETE', `${path}/${first.body.backfillId}`, { key })).body.status).toBe('cancelled');
+  });
+
+  test("the chain's running backfills come in turns: one worked on goes behind those waiting, whatever account started first", async () => {
+    const hash = `0x${'1'.repeat(64)}`;
+    await moveCheckpoint(UNRUN_CHAIN_ID, await getCheckpoint(UNRUN_CHAIN_ID), { number: 1000, hash, recent: [{ number: 1000, hash }] });
+    const started = [];
+    for (const account of [randomAccount(), randomAccount()]) {
+      const key = await client.keyFor(account);
+      const webhook = await client.call('POST', '/v1/webhooks', { key, body: { url: 'http://127.0.0.1:9/hook', chainId: UNRUN_CHAIN_ID, eventType: 'address_activity', metadata: { addresses: [randomAddress()] } } });
+      const backfill = await client.call('POST', `/v1/webhooks/${webhook.body.id}/backfills`, { key, body: { fromBlock: 0 } });
+      expect(backfill.status).toBe(202);
+      started.push({ account, ...backfill.body });
+      await sleep(5);
+    }
+    const [first, second] = started;
+    const order = async () => (await runningBackfillsOfChain(UNRUN_CHAIN_ID, 10)).map(({ backfillId }) => backfillId);
+    expect(await order()).toEqual([first.backfillId, second.backfillId]);
+    expect(await advanceBackfill({ ...first, status: 'running' }, 50, 0)).toBe(true);
+    expect(await order()).toEqual([second.backfillId, first.backfillId]);
   });
 });
