@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { stageSettings, type StageSettings } from '../../lib/config/stages';
@@ -14,10 +17,16 @@ export interface Statement {
 
 /** Synthesizes a stage, with settings changed by `overrides`, without bundling the Lambdas (the cdk synth test bundles them for real). */
 export function synth(stageName: string, overrides: Partial<StageSettings> = {}) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new WebhooksStack(app, `webhooks-${stageName}`, { stage: { ...stageSettings(stageName), ...overrides } });
-  const template = Template.fromStack(stack);
-  return { template, resources: template.toJSON().Resources as Resources };
+  // An outdir of its own, removed once the template is read: without one, App leaves a cdk.out* folder in /tmp.
+  const outdir = mkdtempSync(path.join(tmpdir(), 'cdk-template-'));
+  try {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new WebhooksStack(app, `webhooks-${stageName}`, { stage: { ...stageSettings(stageName), ...overrides } });
+    const template = Template.fromStack(stack);
+    return { template, resources: template.toJSON().Resources as Resources };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
 }
 
 export const ofType = (resources: Resources, type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
