@@ -2,81 +2,8 @@ import { runtimeConfig } from '../config/runtime';
 import { uuidFromHex, uuidHex } from '../uuid';
 
 /**
- * The single table's key design. Every key string in the project is built here.
- *
- * | item            | pk                    | sk                | gsi1pk                              | gsi1sk             |
- * |-----------------|-----------------------|-------------------|-------------------------------------|--------------------|
- * | account         | ACCOUNT#<account>     | ACCOUNT           |                                     |                    |
- * | shared secret   | ACCOUNT#<account>     | SECRET            |                                     |                    |
- * | account usage   | ACCOUNT#<account>     | USAGE             |                                     |                    |
- * | account calls   | ACCOUNT#<account>     | CALLS             |                                     |                    |
- * | webhook         | ACCOUNT#<account>     | WEBHOOK#<id>      | ACCOUNT#<account>#WEBHOOKS#<status> | WEBHOOK#<id>       |
- * | API key         | APIKEY#<sha256 of key>| APIKEY            | ACCOUNT#<account>#APIKEYS           | APIKEY#<createdAt> |
- *
- * Webhook ids are UUIDv7, so `WEBHOOK#<id>` sorts by creation time and then by id: a descending
- * Query on the table (all webhooks) or on gsi1 (one status) reads the newest first, and one page
- * costs one Query that reads only the items it returns (plus one to know whether more follow).
- * An inactive webhook is also in gsi2 (`CHAIN#<chainId>#INACTIVE`, sparse, keys only), which the
- * address matcher reads to drop inactive watchers without a read per address.
- *
- * Watched addresses (README, "Table design", has the access patterns):
- *
- * | item                   | pk                                 | sk                        | gsi1pk       | gsi1sk |
- * |------------------------|------------------------------------|---------------------------|--------------|--------|
- * | a webhook's address    | ACCOUNT#<account>#WEBHOOK#<id>     | ADDRESS#<address>         |              |        |
- * | address change record  | ACCOUNT#<account>#WEBHOOK#<id>     | ADDRESS_CHANGE            | ADDRESS_CHANGES | <time>#<id> |
- * | watch head             | WATCH#<chainId>#<address w/o 0x>   | #                         |              |        |
- * | watcher                | WATCH#<chainId>#<address w/o 0x>   | <webhook id, base64url>   |              |        |
- * | webhook pointer        | WEBHOOK#<id>                       | ACCOUNT                   |              |        |
- * | purge job              | PURGES                             | WEBHOOK#<id>              |              |        | (and gsi2pk CHAIN#<chainId>#INACTIVE)
- *
- * Backfills (lib/backfills):
- *
- * | item                 | pk                             | sk                | gsi1pk                      | gsi1sk             |
- * |----------------------|--------------------------------|-------------------|-----------------------------|--------------------|
- * | backfill             | ACCOUNT#<account>#WEBHOOK#<id> | BACKFILL#<id>     | CHAIN#<chainId>#BACKFILLS   | <turn, ms>#<id>    | (gsi1 while running)
- * | running backfills    | ACCOUNT#<account>              | BACKFILLS         |                             |                    |
- * | backfill runner lease| CHAIN#<chainId>                | BACKFILL_LEASE    |                             |                    |
- *
- * Backfill ids are UUIDv7: a webhook's backfills read newest first by their sort keys. A chain's
- * running ones are in gsi1 by their turn (when they were last worked on, or created): the runner
- * takes the longest waiting first. The account's running backfills are one item (a map from webhook
- * id to backfill id), so that its limits hold with one conditional write.
- *
- * Delivery (a resume job, `RESUMES` / `WEBHOOK#<id>`, queues again a reactivated webhook's waiting messages) (docs/delivery-scale.md has the access patterns and what each write costs):
- *
- * | item          | pk                                      | sk                  | gsi2pk                                          | gsi3pk                          | gsi3sk                 |
- * |---------------|-----------------------------------------|---------------------|-------------------------------------------------|---------------------------------|------------------------|
- * | message       | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<p> | MESSAGE#<messageId> | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<status> | DUE#<shard> or EXPIRES#<shard> | <time, ms>#<messageId> |
- * | message body  | ACCOUNT#<account>#WEBHOOK#<id>#MESSAGES#<p> | B#<messageId>       |                                                 |                                 |                        |
- *
- * A message is two items: its state (under 1 KB while its attempt log is short), rewritten at every
- * step, and its event, compressed and written once (the envelope around it is rebuilt from the
- * state's ids): a write is billed by the size of the whole item it changes. Message ids carry their
- * creation time in their first 48 bits (UUIDv7), so `MESSAGE#<id>` sorts by creation time. A
- * webhook's log is spread over MESSAGE_PARTITIONS partitions (`<p>`, from the id's last hex digit):
- * descending Queries of them, merged, read it newest first. gsi2 (sparse, keys only, sorted by the
- * table's sort key) holds the messages that may wait for long: failed ones (`#failed`), and pending
- * ones parked while their webhook is inactive (`#pending`), newest first. Every other message stays
- * out of it, so that one delivered on its first attempt writes no entry there: the log's pending and
- * delivered ones are read from the table, filtered on their status. gsi3
- * (sparse, keys only) is the due-time index: a pending message sits under `DUE#<shard>` at the time
- * the sweep should take it up; where the store has no TTL (the embedded one), a finished one sits
- * under `EXPIRES#<shard>` at the time it expires, for the local sweep that deletes it.
- *
- * Admission of attempts (lib/deliveries/admission.ts):
- *
- * | item            | pk                             | sk                      |
- * |-----------------|--------------------------------|-------------------------|
- * | endpoint health | ACCOUNT#<account>#ENDPOINT#<origin> | HEALTH             |
- * | attempt slot    | SLOTS#<scope>                  | <slot number, 4 digits> |
- *
- * An endpoint is an origin (scheme, host and port) of one account's webhook URLs: all its webhooks
- * there share its health and its circuit. Its item carries the TTL attribute (its last change plus
- * the retention), since no webhook owns it. A scope's slots are one partition, so that one Query
- * shows which are free; a scope is `account#<account>` or `host#<account>#<address>`. Slot items
- * carry the TTL attribute (their lease's end): abandoned ones go on AWS, and locally one is taken
- * over once its lease has ended.
+ * The single table's key design: every key string in the project is built here. Its items, indexes
+ * and access patterns, and why they are so, are described once, in docs/table-design.md.
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;

@@ -200,7 +200,7 @@ describe('verifyNotification', () => {
 });
 
 describe('a Python receiver, standard library only', () => {
-  /** Runs the README's Python snippet, as is, on each case; returns [x-signature ok, webhook-signature ok] per case. */
+  /** Runs docs/receiving.md's Python snippet, as is, on each case; returns [x-signature ok, webhook-signature ok] per case. */
   function runPythonSnippet(cases: { body: string; headers: Record<string, string>; secret: string }[]): [boolean, boolean][] {
     const harness = [
       readFileSync(PYTHON_SNIPPET, 'utf8'),
@@ -211,7 +211,7 @@ describe('a Python receiver, standard library only', () => {
     ].join('\n');
     const run = spawnSync('python3', ['-c', harness], { input: JSON.stringify(cases), encoding: 'utf8' });
     if ((run.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
-      throw new Error('python3 is not installed: this test runs the README\'s Python receiver and needs it (CI has it)');
+      throw new Error('python3 is not installed: this test runs docs/receiving.md\'s Python receiver and needs it (CI has it)');
     }
     if (run.status !== 0) throw new Error(`python3 failed (${run.status}):\n${run.stderr}`);
     return JSON.parse(run.stdout) as [boolean, boolean][];
@@ -250,20 +250,20 @@ describe('a Python receiver, standard library only', () => {
   });
 });
 
-describe('the README\'s "Receiving notifications" section', () => {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+describe('docs/receiving.md\'s "Receiving notifications" section', () => {
+  const readme = readFileSync(path.join(ROOT, 'docs/receiving.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Receiving notifications'), readme.indexOf('\n## ', readme.indexOf('## Receiving notifications') + 1));
 
   /** The fenced block that follows `<!-- snippet: <name> ... -->`. */
   function snippet(name: string): string {
     const found = new RegExp(`<!-- snippet: ${name}\\b[^>]*-->\\n\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(section);
-    if (!found) throw new Error(`README.md has no snippet '${name}' under "## Receiving notifications"`);
+    if (!found) throw new Error(`docs/receiving.md has no snippet '${name}' under "## Receiving notifications"`);
     return found[1]!;
   }
 
   /** Evaluates a Node snippet as a receiver's CommonJS module would run it, its packages resolved from this project. */
   function nodeSnippetFunction<F>(name: string, functionName: string): F {
-    const run = vm.compileFunction(`${snippet(name)}\nreturn ${functionName};`, ['require'], { filename: `README.md#${name}` });
+    const run = vm.compileFunction(`${snippet(name)}\nreturn ${functionName};`, ['require'], { filename: `docs/receiving.md#${name}` });
     return run(createRequire(path.join(ROOT, 'package.json'))) as F;
   }
 
