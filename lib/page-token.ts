@@ -6,24 +6,56 @@ import { uuidFromHex, uuidHex } from './uuid';
  * Page tokens: where the last page ended, signed with a server key over the list it belongs to. A
  * token altered, forged, taken to another account or list, or reused with another filter fails the
  * signature check. Layout (base64url): version (1 byte) | position | HMAC-SHA256 truncated to 16 bytes.
- *
- * - Webhook lists: the position is the last webhook's id (16 bytes), signed over the account and the
- *   status filter.
- * - A webhook's addresses: the position is the last address (20 bytes), signed over the account and
- *   the webhook's id.
- * - A webhook's deliveries: the position is the last message's id (16 bytes), signed over the
- *   account, the webhook's id and the status filter.
- * - A webhook's backfills: the position is the last backfill's id (16 bytes), signed over the
- *   account and the webhook's id.
+ * One codec serves every list; a list says what its position is and which fields of its scope the
+ * token is signed over (pageTokens below).
  */
 const VERSION = 1;
-const ID_BYTES = 16;
-const ADDRESS_BYTES = 20;
 const MAC_BYTES = 16;
 
+/** Where a list is: the account's webhooks (with a status filter), or one webhook's addresses, deliveries or backfills. */
 export interface PageTokenScope {
   account: string;
+  webhookId?: string;
+  /** The list's status filter. */
   status?: string;
+}
+
+export interface PageTokenCodec {
+  encode(key: Buffer, scope: PageTokenScope, position: string): string;
+  /** The position of the earlier page's end; a 400 (the list's message) for any token this server did not issue for this scope. */
+  decode(key: Buffer, scope: PageTokenScope, token: string): string;
+}
+
+/** How a page's end is written into its token: as raw bytes, a fixed number of them. */
+interface Position {
+  bytes: number;
+  toBytes(position: string): Buffer;
+  fromBytes(bytes: Buffer): string;
+}
+
+const UUID_POSITION: Position = {
+  bytes: 16,
+  toBytes(id) {
+    const bytes = Buffer.from(uuidHex(id), 'hex');
+    if (bytes.length !== 16) throw new Error('Page token ids must be UUIDs');
+    return bytes;
+  },
+  fromBytes: (bytes) => uuidFromHex(bytes.toString('hex')),
+};
+
+const ADDRESS_POSITION: Position = {
+  bytes: 20,
+  toBytes: (address) => Buffer.from(address.slice(2), 'hex'),
+  fromBytes: (bytes) => `0x${bytes.toString('hex')}`,
+};
+
+interface PageList {
+  name: string;
+  position: Position;
+  /** The scope's fields the token is signed over, in this order; an absent one signs as ''. */
+  signedOver: (keyof PageTokenScope)[];
+  /** The 400's message for a token that fails. */
+  invalid: string;
 }
 
 export const INVALID_PAGE_TOKEN = 'Invalid pageToken: pass the nextPageToken of an earlier call with the same status filter';
@@ -32,64 +64,28 @@ export const INVALID_DELIVERY_PAGE_TOKEN =
 export const INVALID_BACKFILL_PAGE_TOKEN = "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's backfills";
 export const INVALID_ADDRESS_PAGE_TOKEN = "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's addresses";
 
-/** What a token is signed over: the list, then its scope, each field length-prefixed. */
-type SignedScope = [list: Buffer, ...fields: string[]];
-
-export function encodePageToken(key: Buffer, scope: PageTokenScope, lastId: string): string {
-  return encode(key, webhooksScope(scope), uuidBytes(lastId));
-}
-
-/** The last id of the earlier page; a 400 for any token this server did not issue for this scope. */
-export function decodePageToken(key: Buffer, scope: PageTokenScope, token: string): string {
-  return uuidFromHex(decode(key, webhooksScope(scope), token, ID_BYTES, INVALID_PAGE_TOKEN).toString('hex'));
-}
-
-export function encodeAddressPageToken(key: Buffer, account: string, webhookId: string, lastAddress: string): string {
-  return encode(key, [ADDRESSES, account, webhookId], Buffer.from(lastAddress.slice(2), 'hex'));
-}
-
-/** The last address of the earlier page; a 400 for any token this server did not issue for this webhook. */
-export function decodeAddressPageToken(key: Buffer, account: string, webhookId: string, token: string): string {
-  return `0x${decode(key, [ADDRESSES, account, webhookId], token, ADDRESS_BYTES, INVALID_ADDRESS_PAGE_TOKEN).toString('hex')}`;
-}
-
-export function encodeDeliveryPageToken(key: Buffer, account: string, webhookId: string, status: string | undefined, lastMessageId: string): string {
-  return encode(key, [DELIVERIES, account, webhookId, status ?? ''], uuidBytes(lastMessageId));
-}
-
-/** The last message id of the earlier page; a 400 for any token this server did not issue for this list. */
-export function decodeDeliveryPageToken(key: Buffer, account: string, webhookId: string, status: string | undefined, token: string): string {
-  return uuidFromHex(decode(key, [DELIVERIES, account, webhookId, status ?? ''], token, ID_BYTES, INVALID_DELIVERY_PAGE_TOKEN).toString('hex'));
-}
-
-export function encodeBackfillPageToken(key: Buffer, account: string, webhookId: string, lastBackfillId: string): string {
-  return encode(key, [BACKFILLS, account, webhookId], uuidBytes(lastBackfillId));
-}
-
-/** The last backfill id of the earlier page; a 400 for any token this server did not issue for this webhook. */
-export function decodeBackfillPageToken(key: Buffer, account: string, webhookId: string, token: string): string {
-  return uuidFromHex(decode(key, [BACKFILLS, account, webhookId], token, ID_BYTES, INVALID_BACKFILL_PAGE_TOKEN).toString('hex'));
-}
-
-function uuidBytes(id: string): Buffer {
-  const bytes = Buffer.from(uuidHex(id), 'hex');
-  if (bytes.length !== ID_BYTES) throw new Error('Page token ids must be UUIDs');
-  return bytes;
-}
-
-function encode(key: Buffer, scope: SignedScope, position: Buffer): string {
-  const head = Buffer.concat([Buffer.of(VERSION), position]);
-  return Buffer.concat([head, mac(key, scope, head)]).toString('base64url');
-}
-
-function decode(key: Buffer, scope: SignedScope, token: string, positionBytes: number, invalid: string): Buffer {
-  const bytes = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, 'base64url') : Buffer.alloc(0);
-  if (bytes.length !== 1 + positionBytes + MAC_BYTES || bytes[0] !== VERSION || bytes.toString('base64url') !== token) {
-    throw new BadRequest(invalid);
-  }
-  const head = bytes.subarray(0, 1 + positionBytes);
-  if (!timingSafeEqual(bytes.subarray(1 + positionBytes), mac(key, scope, head))) throw new BadRequest(invalid);
-  return head.subarray(1);
+function pageTokenCodec({ name, position, signedOver, invalid }: PageList): PageTokenCodec {
+  const list = lengthPrefixed(name);
+  const mac = (key: Buffer, scope: PageTokenScope, head: Buffer) => {
+    const hmac = createHmac('sha256', key).update(list);
+    for (const field of signedOver) hmac.update(lengthPrefixed(scope[field] ?? ''));
+    return hmac.update(head).digest().subarray(0, MAC_BYTES);
+  };
+  return {
+    encode(key, scope, at) {
+      const head = Buffer.concat([Buffer.of(VERSION), position.toBytes(at)]);
+      return Buffer.concat([head, mac(key, scope, head)]).toString('base64url');
+    },
+    decode(key, scope, token) {
+      const bytes = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, 'base64url') : Buffer.alloc(0);
+      if (bytes.length !== 1 + position.bytes + MAC_BYTES || bytes[0] !== VERSION || bytes.toString('base64url') !== token) {
+        throw new BadRequest(invalid);
+      }
+      const head = bytes.subarray(0, 1 + position.bytes);
+      if (!timingSafeEqual(bytes.subarray(1 + position.bytes), mac(key, scope, head))) throw new BadRequest(invalid);
+      return position.fromBytes(head.subarray(1));
+    },
+  };
 }
 
 /** Each field length-prefixed, so that no two scopes serialise to the same bytes. */
@@ -101,15 +97,15 @@ function lengthPrefixed(field: string): Buffer {
   return prefixed;
 }
 
-const WEBHOOKS = lengthPrefixed('webhooks');
-const ADDRESSES = lengthPrefixed('addresses');
-const DELIVERIES = lengthPrefixed('deliveries');
-const BACKFILLS = lengthPrefixed('backfills');
-
-const webhooksScope = (scope: PageTokenScope): SignedScope => [WEBHOOKS, scope.account, scope.status ?? ''];
-
-function mac(key: Buffer, [list, ...fields]: SignedScope, head: Buffer): Buffer {
-  const hmac = createHmac('sha256', key).update(list);
-  for (const field of fields) hmac.update(lengthPrefixed(field));
-  return hmac.update(head).digest().subarray(0, MAC_BYTES);
-}
+/** Every list's tokens. The position is the last item of the page: a webhook's, message's or backfill's id, or an address. */
+export const pageTokens = {
+  webhooks: pageTokenCodec({ name: 'webhooks', position: UUID_POSITION, signedOver: ['account', 'status'], invalid: INVALID_PAGE_TOKEN }),
+  addresses: pageTokenCodec({ name: 'addresses', position: ADDRESS_POSITION, signedOver: ['account', 'webhookId'], invalid: INVALID_ADDRESS_PAGE_TOKEN }),
+  deliveries: pageTokenCodec({
+    name: 'deliveries',
+    position: UUID_POSITION,
+    signedOver: ['account', 'webhookId', 'status'],
+    invalid: INVALID_DELIVERY_PAGE_TOKEN,
+  }),
+  backfills: pageTokenCodec({ name: 'backfills', position: UUID_POSITION, signedOver: ['account', 'webhookId'], invalid: INVALID_BACKFILL_PAGE_TOKEN }),
+} satisfies Record<string, PageTokenCodec>;

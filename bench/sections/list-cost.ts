@@ -1,5 +1,5 @@
 import { pageTokenKey } from '../../lib/config/page-token-key';
-import { encodePageToken } from '../../lib/page-token';
+import { pageTokens } from '../../lib/page-token';
 import type { WebhookStatus } from '../../lib/schemas/fields';
 import { queryWebhooks } from '../../lib/store/webhooks';
 import { listWebhooks } from '../../lib/webhooks/webhooks';
@@ -87,6 +87,6 @@ async function pagesRead(
   // A deep page: start after the item halfway down the selection.
   const { webhooks } = await queryWebhooks({ account, status, limit: Math.max(1, Math.floor(accountSize / 2)) });
   const middle = webhooks.at(-1);
-  if (middle) await measure(encodePageToken(await pageTokenKey(), { account, status }, middle.id));
+  if (middle) await measure(pageTokens.webhooks.encode(await pageTokenKey(), { account, status }, middle.id));
   return reads;
 }

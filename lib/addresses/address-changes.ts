@@ -14,15 +14,16 @@ import {
   deleteAddressChange,
   getAddressChange,
   getWebhookAddressState,
+  presentWebhookAddresses,
   putAddressChange,
   queryWebhookAddresses,
   renewAddressLease,
+  webhookAddressWrites,
   type AddressChange,
   type WebhookAddressState,
 } from '../store/addresses';
 import { countAddressChange } from '../limits/account-limits';
-import { readItems, writeItems, type ItemWrite } from '../store/batch';
-import { addressOfSortKey, webhookAddressKey } from '../store/table';
+import { writeItems, type ItemWrite } from '../store/batch';
 import { headWrites, watcherWrites } from '../store/watch-index';
 import { FIRST_ADDRESSES_SHOWN } from '../schemas/fields';
 import type { Webhook } from '../schemas/webhook';
@@ -115,10 +116,7 @@ async function lostLease({ account, webhookId }: AddressLease): Promise<never> {
  * head they find without watchers, and could otherwise delete one whose watcher is still on its way.
  */
 export function changeWrites(change: Pick<AddressChange, 'account' | 'webhookId' | 'chainId' | 'kind' | 'addresses'>): ItemWrite[][] {
-  const own: ItemWrite[] = change.addresses.map((address) => {
-    const key = webhookAddressKey(change.account, change.webhookId, address);
-    return change.kind === 'add' ? { put: { ...key } } : { delete: key };
-  });
+  const own = webhookAddressWrites(change.account, change.webhookId, change.addresses, change.kind);
   return [[...own, ...watcherWrites(change.chainId, change.webhookId, change.addresses, change.kind)], headWrites(change.chainId, change.addresses)];
 }
 
@@ -145,13 +143,6 @@ async function firstAddressesAfter(state: WebhookAddressState, change: AddressCh
   return addresses;
 }
 
-/** Which of the addresses the webhook has now (a consistent batch read, 100 a request). */
-async function presentAddresses(account: string, webhookId: string, addresses: string[]): Promise<Set<string>> {
-  const keys = addresses.map((address) => webhookAddressKey(account, webhookId, address));
-  const { items } = await readItems(keys, ['sk']);
-  return new Set(items.map((item) => addressOfSortKey(item.sk)));
-}
-
 /** How long a call waits for another change of the same webhook's addresses to finish. */
 const WAIT_FOR_LEASE_MS = 8_000;
 
@@ -170,7 +161,7 @@ export async function changeAddresses(account: string, webhookId: string, kind: 
   const { lease, state } = held;
   let change: AddressChange | undefined;
   try {
-    const present = await presentAddresses(account, webhookId, addresses);
+    const present = await presentWebhookAddresses(account, webhookId, addresses);
     const changing = addresses.filter((address) => present.has(address) === (kind === 'remove'));
     const limit = runtimeConfig().addressLimits.perWebhook;
     if (kind === 'add' && state.addressCount + changing.length > limit) {

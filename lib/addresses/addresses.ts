@@ -1,5 +1,5 @@
 import { pageTokenKey } from '../config/page-token-key';
-import { decodeAddressPageToken, encodeAddressPageToken } from '../page-token';
+import { pageTokens } from '../page-token';
 import type { AddressesInput, AddressList, ListAddressesQuery } from '../schemas/addresses';
 import type { Webhook } from '../schemas/webhook';
 import { randomUUID } from 'node:crypto';
@@ -11,7 +11,7 @@ import {
   type AddressChange,
 } from '../store/addresses';
 import { WRITE_BATCH_SIZE, writeItems } from '../store/batch';
-import { webhookPointerKey } from '../store/table';
+import { webhookPointerWrite } from '../store/webhook-pointers';
 import { webhookItem } from '../store/webhooks';
 import { webhookNotFound } from '../errors';
 import { changeAddresses, changeWrites, firstAddressesOf } from './address-changes';
@@ -33,7 +33,7 @@ export const removeAddresses = (account: string, id: string, { addresses }: Addr
  */
 export async function storeNewWebhook(account: string, webhook: Webhook, addresses: string[]): Promise<Webhook> {
   const [ownAndWatchers, heads] = changeWrites({ account, webhookId: webhook.id, chainId: webhook.chainId, kind: 'add', addresses });
-  await writeItems([{ put: { ...webhookPointerKey(webhook.id), account } }, ...ownAndWatchers!]);
+  await writeItems([webhookPointerWrite(webhook.id, account), ...ownAndWatchers!]);
   const shown = { ...webhook, metadata: { ...webhook.metadata, addresses: firstAddressesOf(addresses) } };
   const webhookWrite = { put: webhookItem(account, shown, addresses.length) };
   if (heads!.length >= WRITE_BATCH_SIZE) {
@@ -59,11 +59,11 @@ export async function storeNewWebhook(account: string, webhook: Webhook, address
  */
 export async function listAddresses(account: string, id: string, { pageSize, pageToken }: ListAddressesQuery): Promise<AddressList> {
   const key = await pageTokenKey();
-  const after = pageToken === undefined ? undefined : decodeAddressPageToken(key, account, id, pageToken);
+  const after = pageToken === undefined ? undefined : pageTokens.addresses.decode(key, { account, webhookId: id }, pageToken);
   const state = await getWebhookAddressState(account, id);
   if (!state) throw webhookNotFound(id);
   const { addresses } = await queryWebhookAddresses(account, id, pageSize + 1, after);
   if (addresses.length <= pageSize) return { addresses, totalAddresses: state.addressCount };
   const page = addresses.slice(0, pageSize);
-  return { addresses: page, totalAddresses: state.addressCount, nextPageToken: encodeAddressPageToken(key, account, id, page.at(-1)!) };
+  return { addresses: page, totalAddresses: state.addressCount, nextPageToken: pageTokens.addresses.encode(key, { account, webhookId: id }, page.at(-1)!) };
 }

@@ -4,29 +4,25 @@
  * addresses' index entries before the addresses themselves, so that a job cut off anywhere is
  * completed by running it again.
  */
-import { deleteWebhookBackfills } from '../store/backfills';
 import { runtimeConfig } from '../config/runtime';
 import { uncountWebhook } from '../limits/account-limits';
-import { deleteAddressChange, getAddressChange, queryWebhookAddresses } from '../store/addresses';
+import { addressLeaseExpiryOf, deleteAddressChange, getAddressChange, queryWebhookAddresses, webhookAddressWrites } from '../store/addresses';
+import { deleteWebhookBackfills } from '../store/backfills';
 import { inChunks, writeItems } from '../store/batch';
-import { deleteItem, getItem, putItem, queryItems, updateItem } from '../store/items';
-import { tableName } from '../store/client';
-import { conditionHeld, unlessConditionFails } from '../store/conditional-write';
-import { GSI2, inactiveWebhooksPartition, PURGES_PARTITION, purgeJobKey, webhookAddressKey, webhookKey, webhookPointerKey } from '../store/table';
+import {
+  deletePurgeJob,
+  markPurgeJobReady,
+  putPurgeJob,
+  putPurgeJobIfMissing,
+  queryPurgeJobs,
+  releasePurgeLease,
+  renewPurgeLease,
+  takePurgeLease,
+  type PurgeJob,
+} from '../store/purge-jobs';
 import { deleteHeadIfUnchanged, headWrites, watchState, watcherWrites } from '../store/watch-index';
-import { deleteWebhookItem } from '../store/webhooks';
-
-export interface PurgeJob {
-  account: string;
-  webhookId: string;
-  chainId: string;
-  /** False until the webhook's item is deleted: a job left unready by a crash is checked before it runs. */
-  ready: boolean;
-  createdAt: number;
-  /** Not before the lease of an address change under way at the deletion has expired. */
-  notBefore: number;
-  leaseExpiresAt?: number;
-}
+import { deleteWebhookPointer } from '../store/webhook-pointers';
+import { deleteWebhookItem, webhookChainId } from '../store/webhooks';
 
 /** Addresses purged between two checks of the job's lease and deadline. */
 const PAGE = 1_000;
@@ -35,33 +31,21 @@ const HEAD_CHECKS_IN_PARALLEL = 16;
 const leaseMs = () => runtimeConfig().leaseSeconds * 1000;
 
 /**
- * The job's item. It is in gsi2 with the chain's inactive webhooks (its sort key is the webhook's),
- * so that the matcher drops the webhook from the moment it is deleted, not once its watchers are purged.
- */
-const purgeJobItem = (job: PurgeJob) => ({ ...purgeJobKey(job.webhookId), ...job, [GSI2.partitionKey]: inactiveWebhooksPartition(job.chainId) });
-
-/**
  * Deletes the webhook's item, with a purge job for the rest recorded first, so that no crash can
  * leave addresses of a webhook that no longer exists with nothing to purge them. Returns the item as
  * it was; undefined when there was none.
  */
 export async function deleteWebhookPermanently(account: string, webhookId: string): Promise<Record<string, any> | undefined> {
-  const current = await getItem({ TableName: tableName(), Key: webhookKey(account, webhookId), ConsistentRead: true });
-  if (!current) return undefined;
+  const chainId = await webhookChainId(account, webhookId);
+  if (chainId === undefined) return undefined;
   const now = Date.now();
-  const job: PurgeJob = { account, webhookId, chainId: current.chainId, ready: false, createdAt: now, notBefore: now };
-  await putItem({ TableName: tableName(), Item: purgeJobItem(job) });
+  await putPurgeJob({ account, webhookId, chainId, ready: false, createdAt: now, notBefore: now });
   const deleted = await deleteWebhookItem(account, webhookId);
   if (!deleted) {
-    await deleteItem({ TableName: tableName(), Key: purgeJobKey(webhookId) });
+    await deletePurgeJob(webhookId);
     return undefined;
   }
-  await updateItem({
-    TableName: tableName(),
-    Key: purgeJobKey(webhookId),
-    UpdateExpression: 'SET ready = :true, notBefore = :notBefore',
-    ExpressionAttributeValues: { ':true': true, ':notBefore': Math.max(now, deleted.addressLease?.expiresAt ?? 0) },
-  });
+  await markPurgeJobReady(webhookId, Math.max(now, addressLeaseExpiryOf(deleted) ?? 0));
   // Its slot and addresses stay counted until its purge has removed them (below): freed at once, a
   // loop of create and delete would pile up items waiting for the purge beyond the account's limits.
   return deleted;
@@ -70,62 +54,21 @@ export async function deleteWebhookPermanently(account: string, webhookId: strin
 /** Records a purge for the addresses of a webhook that no longer exists, unless one is recorded. */
 export async function ensurePurgeJob({ account, webhookId, chainId }: Pick<PurgeJob, 'account' | 'webhookId' | 'chainId'>): Promise<void> {
   const now = Date.now();
-  await unlessConditionFails(
-    putItem({
-      TableName: tableName(),
-      Item: purgeJobItem({ account, webhookId, chainId, ready: true, createdAt: now, notBefore: now + leaseMs() }),
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-}
-
-/** Up to 100 recorded purge jobs. */
-async function purgeJobs(): Promise<PurgeJob[]> {
-  const { items } = await queryItems({
-    TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': PURGES_PARTITION },
-    ConsistentRead: true,
-    Limit: 100,
-  });
-  return items as unknown as PurgeJob[];
+  await putPurgeJobIfMissing({ account, webhookId, chainId, ready: true, createdAt: now, notBefore: now + leaseMs() });
 }
 
 /** Takes the job's lease (when free or expired); returns its expiry, undefined when another process holds it. */
 async function claim(job: PurgeJob, now: number): Promise<number | undefined> {
   const expiresAt = now + leaseMs();
-  const claimed = await conditionHeld(
-    updateItem({
-      TableName: tableName(),
-      Key: purgeJobKey(job.webhookId),
-      UpdateExpression: 'SET leaseExpiresAt = :expiresAt',
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(leaseExpiresAt) OR leaseExpiresAt < :now)',
-      ExpressionAttributeValues: { ':expiresAt': expiresAt, ':now': now },
-    }),
-  );
-  return claimed ? expiresAt : undefined;
-}
-
-/** Renews the job's lease, or with `release` gives it up; false when another process took it over. */
-async function renew(job: PurgeJob, heldUntil: number, next: number | 'release'): Promise<boolean> {
-  return conditionHeld(
-    updateItem({
-      TableName: tableName(),
-      Key: purgeJobKey(job.webhookId),
-      UpdateExpression: next === 'release' ? 'REMOVE leaseExpiresAt' : 'SET leaseExpiresAt = :next',
-      ConditionExpression: 'leaseExpiresAt = :held',
-      ExpressionAttributeValues: { ':held': heldUntil, ...(next === 'release' ? {} : { ':next': next }) },
-    }),
-  );
+  return (await takePurgeLease(job.webhookId, expiresAt, now)) ? expiresAt : undefined;
 }
 
 /** Whether a job is due; an unready one whose deletion crashed is dropped if the webhook still exists. */
 async function isDue(job: PurgeJob, now: number): Promise<boolean> {
   if (job.ready) return job.notBefore <= now;
   if (job.createdAt + leaseMs() > now) return false; // its deletion may still be under way
-  const webhook = await getItem({ TableName: tableName(), Key: webhookKey(job.account, job.webhookId), ConsistentRead: true });
-  if (!webhook) return true;
-  await deleteItem({ TableName: tableName(), Key: purgeJobKey(job.webhookId) });
+  if ((await webhookChainId(job.account, job.webhookId)) === undefined) return true;
+  await deletePurgeJob(job.webhookId);
   return false;
 }
 
@@ -136,14 +79,14 @@ async function isDue(job: PurgeJob, now: number): Promise<boolean> {
 export async function runPurges(deadline: number): Promise<{ finished: number; unfinished: boolean }> {
   let finished = 0;
   let unfinished = false;
-  for (const job of await purgeJobs()) {
+  for (const job of await queryPurgeJobs(100)) {
     const now = Date.now();
     if (now >= deadline) return { finished, unfinished: true };
     if (!(await isDue(job, now))) continue;
     const heldUntil = await claim(job, now);
     if (heldUntil === undefined) continue;
     if (await purge(job, heldUntil, deadline)) {
-      await deleteItem({ TableName: tableName(), Key: purgeJobKey(job.webhookId) });
+      await deletePurgeJob(job.webhookId);
       finished += 1;
     } else unfinished = true;
   }
@@ -159,11 +102,11 @@ async function purge(job: PurgeJob, heldUntil: number, deadline: number): Promis
   if (leftover) await purgeAddresses(job, leftover.addresses);
   for (;;) {
     if (Date.now() >= deadline) {
-      await renew(job, heldUntil, 'release');
+      await releasePurgeLease(job.webhookId, heldUntil);
       return false;
     }
     const next = Date.now() + leaseMs();
-    if (!(await renew(job, heldUntil, next))) return false;
+    if (!(await renewPurgeLease(job.webhookId, heldUntil, next))) return false;
     heldUntil = next;
     const { addresses } = await queryWebhookAddresses(job.account, job.webhookId, PAGE);
     if (addresses.length === 0) break;
@@ -172,7 +115,7 @@ async function purge(job: PurgeJob, heldUntil: number, deadline: number): Promis
   if (leftover) await deleteAddressChange(leftover);
   await deleteWebhookBackfills(job.account, job.webhookId);
   await uncountWebhook(job.account, job.webhookId);
-  await deleteItem({ TableName: tableName(), Key: webhookPointerKey(job.webhookId) });
+  await deleteWebhookPointer(job.webhookId);
   return true;
 }
 
@@ -190,5 +133,5 @@ async function purgeAddresses(job: PurgeJob, addresses: string[]): Promise<void>
     else if (headToken !== undefined) await deleteHeadIfUnchanged(job.chainId, address!, headToken);
   });
   await writeItems(headWrites(job.chainId, stillWatched));
-  await writeItems(addresses.map((address) => ({ delete: webhookAddressKey(job.account, job.webhookId, address) })));
+  await writeItems(webhookAddressWrites(job.account, job.webhookId, addresses, 'remove'));
 }

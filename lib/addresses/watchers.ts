@@ -7,22 +7,15 @@
  * - one query for the chain's inactive webhooks (a few thousand ids a request), so that an inactive
  *   webhook costs nothing per address.
  */
-import { readItems, inChunks } from '../store/batch';
-import { watchHeadKey } from '../store/table';
-import {
-  deleteHeadIfUnchanged,
-  inactiveWebhookIds,
-  queryWatchers,
-  saveWatchers,
-  toWatchHead,
-} from '../store/watch-index';
+import { inChunks } from '../store/batch';
+import { deleteHeadIfUnchanged, inactiveWebhookIds, queryWatchers, readWatchHeads, saveWatchers } from '../store/watch-index';
 
 const QUERIES_IN_PARALLEL = 16;
 
 export interface WatcherLookup {
   /**
    * Each matched address (lower-case) and the ids of the active webhooks watching it. A webhook's
-   * account, and so its item, is named by its pointer (`webhookPointerKey`).
+   * account, and so its item, is named by its pointer (see lib/store/webhook-pointers.ts).
    */
   matches: Map<string, string[]>;
   /** Read requests sent, by kind: the benchmark's cost figures. */
@@ -32,7 +25,7 @@ export interface WatcherLookup {
 export async function findActiveWatchers(chainId: string, addresses: string[]): Promise<WatcherLookup> {
   const asked = [...new Set(addresses.map((address) => address.toLowerCase()))];
   const [heads, inactive] = await Promise.all([
-    readItems(asked.map((address) => watchHeadKey(chainId, address))),
+    readWatchHeads(chainId, asked),
     inactiveWebhookIds(chainId),
   ]);
   const reads = { batchGets: heads.requests, watcherQueries: 0, inactiveQueries: inactive.requests };
@@ -41,7 +34,7 @@ export async function findActiveWatchers(chainId: string, addresses: string[]): 
     const active = watchers.filter((webhookId) => !inactive.ids.has(webhookId));
     if (active.length > 0) matches.set(address, active);
   };
-  await inChunks(heads.items.map(toWatchHead), 1, QUERIES_IN_PARALLEL, async ([head]) => {
+  await inChunks(heads.heads, 1, QUERIES_IN_PARALLEL, async ([head]) => {
     if (head!.watchers) return keep(head!.address, head!.watchers);
     const { watchers, requests } = await queryWatchers(chainId, head!.address);
     reads.watcherQueries += requests;

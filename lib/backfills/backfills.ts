@@ -7,7 +7,7 @@ import { pageTokenKey } from '../config/page-token-key';
 import { runtimeConfig } from '../config/runtime';
 import { BadRequest, NotFound, webhookNotFound } from '../errors';
 import { logger } from '../logger';
-import { decodeBackfillPageToken, encodeBackfillPageToken } from '../page-token';
+import { pageTokens } from '../page-token';
 import type { Backfill, BackfillList, CreateBackfillInput, ListBackfillsQuery } from '../schemas/backfills';
 import {
   claimRunningBackfill,
@@ -125,13 +125,13 @@ async function staleSlots(account: string, running: RunningBackfills, now: numbe
 
 export async function listBackfills(account: string, webhookId: string, { pageSize, pageToken }: ListBackfillsQuery): Promise<BackfillList> {
   const key = await pageTokenKey();
-  const afterId = pageToken === undefined ? undefined : decodeBackfillPageToken(key, account, webhookId, pageToken);
+  const afterId = pageToken === undefined ? undefined : pageTokens.backfills.decode(key, { account, webhookId }, pageToken);
   if (!(await getWebhookItem(account, webhookId))) throw webhookNotFound(webhookId);
   const { backfills, more } = await queryBackfills(account, webhookId, pageSize, afterId);
   const last = backfills.at(-1);
   return {
     backfills: backfills.map(toBackfill),
-    nextPageToken: more && last ? encodeBackfillPageToken(key, account, webhookId, last.backfillId) : undefined,
+    nextPageToken: more && last ? pageTokens.backfills.encode(key, { account, webhookId }, last.backfillId) : undefined,
   };
 }
 

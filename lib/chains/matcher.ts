@@ -6,9 +6,8 @@
 import { findActiveWatchers } from '../addresses/watchers';
 import { logger } from '../logger';
 import type { Webhook } from '../schemas/webhook';
-import { readItems } from '../store/batch';
-import { toWebhook } from '../store/webhooks';
-import { webhookIdOfSortKey, webhookKey, webhookPointerKey } from '../store/table';
+import { accountsOfWebhooks } from '../store/webhook-pointers';
+import { readWebhookItems } from '../store/webhooks';
 import { decodeTransfers } from './payload';
 import type { BlockData, CallFrame } from './rpc-types';
 
@@ -126,21 +125,16 @@ function* innerCalls(frame: CallFrame): Generator<CallFrame> {
 
 /** The webhooks among `ids` that are active and on the chain, with their accounts: two batch reads. */
 async function activeWebhooks(chainId: string, ids: string[]) {
-  const pointers = await readItems(ids.map(webhookPointerKey));
-  const accounts = pointers.items.map((item) => ({ id: webhookIdOfSortKey(item.pk as string), account: item.account as string }));
-  const items = await readItems(accounts.map(({ account, id }) => webhookKey(account, id)));
-  const accountOf = new Map(accounts.map(({ id, account }) => [id, account]));
+  const pointers = await accountsOfWebhooks(ids);
+  const read = await readWebhookItems(pointers.webhooks);
+  const accountOf = new Map(pointers.webhooks.map(({ id, account }) => [id, account]));
+  for (const { id, error } of read.damaged) {
+    // One damaged item stops no other webhook: this one is not notified until it is repaired.
+    logger.error('webhook item cannot be read; its notifications are not recorded', { chainId, account: accountOf.get(id), webhookId: id, error: String(error) });
+  }
   const byId = new Map<string, { account: string; webhook: Webhook }>();
-  for (const item of items.items) {
-    let webhook: Webhook;
-    try {
-      webhook = toWebhook(item);
-    } catch (error) {
-      // One damaged item stops no other webhook: this one is not notified until it is repaired.
-      logger.error('webhook item cannot be read; its notifications are not recorded', { chainId, account: accountOf.get(item.id), webhookId: item.id, error: String(error) });
-      continue;
-    }
+  for (const webhook of read.webhooks) {
     if (webhook.status === 'active' && webhook.chainId === chainId) byId.set(webhook.id, { account: accountOf.get(webhook.id)!, webhook });
   }
-  return { byId, reads: pointers.requests + items.requests };
+  return { byId, reads: pointers.requests + read.requests };
 }

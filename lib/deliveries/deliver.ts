@@ -1,13 +1,12 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
-import { sharedSecretGeneratedIfMissing, signingSecretsOf } from '../secrets/shared-secret';
-import { keyText, readEventuallyConsistent, type ItemReader } from '../store/batch';
+import { sharedSecretGeneratedIfMissing } from '../secrets/shared-secret';
+import { readForAttempt } from '../store/attempt-reads';
+import { readEventuallyConsistent, type ItemReader } from '../store/batch';
 import {
   claimMessage,
-  bodyKeyOf,
   deleteUnsendableMessage,
-  getMessageState,
   parkMessage,
   postponeSweep,
   recordAttempt,
@@ -18,9 +17,9 @@ import {
   type MessageRef,
   type MessageState,
 } from '../store/messages';
-import { endpointHealthKey, retentionEndOf, sharedSecretKey, webhookKey } from '../store/table';
-import { getEndpointHealth, originOf, toEndpointHealth, type EndpointHealth } from '../store/endpoint-health';
-import { getWebhookItem, toWebhook, updateWebhookItem } from '../store/webhooks';
+import { retentionEndOf } from '../store/table';
+import { getEndpointHealth, originOf, type EndpointHealth } from '../store/endpoint-health';
+import { getWebhookItem, updateWebhookItem } from '../store/webhooks';
 import type { Webhook } from '../schemas/webhook';
 import { queueAgainNow, type QueueSender } from './queue';
 import { resumption } from './resume';
@@ -58,40 +57,29 @@ const EARLY_MS = 50;
  * parked; one whose webhook is gone is deleted.
  */
 export async function prepareDelivery(ref: MessageRef & { origin?: string }, queue: QueueSender, now = Date.now(), read: ItemReader = readEventuallyConsistent): Promise<Prepared> {
-  const keys = [webhookKey(ref.account, ref.webhookId), sharedSecretKey(ref.account), bodyKeyOf(ref)];
-  if (ref.origin) keys.push(endpointHealthKey(ref.account, ref.origin));
-  // The message's state strongly consistent: its claim is conditioned on what is read of it. The
-  // account's items, read with every notification of the account, eventually consistent: a moment
-  // old at most (what that allows: docs/delivery-scale.md), at half the read units of items that
-  // would be hot, and once for all the records of a batch that ask for them (`read`). The body too,
-  // written once before the state: read again if not seen yet.
-  const [message, items] = await Promise.all([getMessageState(ref), read(keys)]);
-  const byKey = new Map(items.map((item) => [keyText(item), item]));
-  const [webhookItem, secretItem, bodyItem, endpointItem] = keys.map((key) => byKey.get(keyText(key)));
+  const settings = runtimeConfig().delivery;
+  const { message, webhook, secrets, body, endpoint: namedEndpoint } = await readForAttempt(ref, read, settings.secretGraceSeconds, now);
   if (!message) return { kind: 'none' };
   if (message.status !== 'pending' || message.nextAttemptAt === undefined) return { kind: 'none' };
   if (message.claimedUntil !== undefined && message.claimedUntil > now) return { kind: 'none' };
   if (message.nextAttemptAt > now + EARLY_MS) {
-    await queue.send([{ ...ref, at: message.nextAttemptAt, ...(webhookItem ? { origin: originOf(toWebhook(webhookItem).url) } : {}) }]);
+    await queue.send([{ ...ref, at: message.nextAttemptAt, ...(webhook ? { origin: originOf(webhook.url) } : {}) }]);
     return { kind: 'none' };
   }
-  const settings = runtimeConfig().delivery;
-  if (!webhookItem) {
+  if (!webhook) {
     // Deleted permanently: nobody can read its log any more, and nothing may be sent for it.
     await deleteUnsendableMessage(ref, message.nextAttemptAt, now);
     return { kind: 'none' };
   }
-  const webhook = toWebhook(webhookItem);
   if (webhook.status !== 'active') {
     await park(message, now, queue);
     return { kind: 'none' };
   }
-  const secrets = signingSecretsOf(secretItem, settings.secretGraceSeconds, now);
   const origin = originOf(webhook.url);
   // The endpoint's health was read with the rest when the queue message named it and the URL is still there.
   const [withItsBody, endpoint] = await Promise.all([
-    withBody(message, bodyItem),
-    origin === ref.origin ? toEndpointHealth(endpointItem) : getEndpointHealth({ account: ref.account, origin }),
+    withBody(message, body),
+    origin === ref.origin && namedEndpoint ? namedEndpoint : getEndpointHealth({ account: ref.account, origin }),
   ]);
   if (!withItsBody) {
     // Its body expired with the retention (a retry of a message that old): nothing can be sent any more.

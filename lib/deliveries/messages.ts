@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { BadRequest, Conflict, NotFound, webhookNotFound } from '../errors';
 import { pageTokenKey } from '../config/page-token-key';
-import { decodeDeliveryPageToken, encodeDeliveryPageToken } from '../page-token';
+import { pageTokens } from '../page-token';
 import type {
   Delivery,
   DeliveryDetail,
@@ -207,7 +207,7 @@ function toDelivery(message: MessageState): Delivery {
 /** One page of the webhook's delivery log, newest first; reads one message beyond the page to know whether another follows. */
 export async function listDeliveries(account: string, id: string, { pageSize, pageToken, status }: ListDeliveriesQuery): Promise<DeliveryList> {
   const key = await pageTokenKey();
-  const afterId = pageToken === undefined ? undefined : decodeDeliveryPageToken(key, account, id, status, pageToken);
+  const afterId = pageToken === undefined ? undefined : pageTokens.deliveries.decode(key, { account, webhookId: id, status }, pageToken);
   const webhook = await getWebhookItem(account, id);
   if (!webhook) throw webhookNotFound(id);
   const health = await getEndpointHealth({ account, origin: originOf(webhook.url) });
@@ -217,7 +217,7 @@ export async function listDeliveries(account: string, id: string, { pageSize, pa
   // Pending and delivered ones are looked for past the others, a bounded number a call: a page may end short, with a token.
   const nextAfter = messages.length > pageSize ? page.at(-1)!.messageId : lookedUpTo;
   if (nextAfter === undefined) return { deliveries: page, endpoint };
-  return { deliveries: page, endpoint, nextPageToken: encodeDeliveryPageToken(key, account, id, status, nextAfter) };
+  return { deliveries: page, endpoint, nextPageToken: pageTokens.deliveries.encode(key, { account, webhookId: id, status }, nextAfter) };
 }
 
 const messageNotFound = (id: string, messageId: string) => new NotFound(`No message ${messageId} for webhook ${id}`);

@@ -1,8 +1,5 @@
-import { tableName } from '../store/client';
-import { conditionHeld } from '../store/conditional-write';
-import { deleteItem, putItem, queryItems, updateItem, type Item } from '../store/items';
 import { queryParkedMessages, type MessageState } from '../store/messages';
-import { RESUMES_PARTITION, resumeJobKey, webhookIdOfSortKey } from '../store/table';
+import { deleteResumeJob, dueResumeJobs, putResumeJob, saveResumeCursor, scheduleResumeRecheck, type ResumeJob } from '../store/resume-jobs';
 import { getWebhookItem } from '../store/webhooks';
 import { queueAgainNow, type QueueSender, type Requeue } from './queue';
 
@@ -18,8 +15,11 @@ export const resumption = (message: MessageState): Requeue => ({ manual: message
  * the webhook inactive and ends, never an active webhook whose messages stay parked.
  */
 export async function requestResume(account: string, webhookId: string): Promise<void> {
-  await putItem({ TableName: tableName(), Item: { ...resumeJobKey(webhookId), account, requestedAt: Date.now() } });
+  await putResumeJob(account, webhookId, Date.now());
 }
+
+/** Jobs read at a time. */
+const JOBS_PAGE = 25;
 
 /**
  * Works through the resume jobs until none is left or `deadline` passes: for a webhook that is
@@ -28,67 +28,40 @@ export async function requestResume(account: string, webhookId: string): Promise
  */
 export async function runResumeJobs(deadline: number, queue: QueueSender): Promise<number> {
   let resumed = 0;
-  let startKey: Item | undefined;
-  do {
-    // A job that ran once waits for its second run (`recheckAt`) without holding up the others.
-    const page = await queryItems({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      FilterExpression: 'attribute_not_exists(recheckAt) OR recheckAt <= :now',
-      ExpressionAttributeValues: { ':pk': RESUMES_PARTITION, ':now': Date.now() },
-      Limit: 25,
-      ExclusiveStartKey: startKey,
-    });
-    for (const job of page.items) {
+  for await (const jobs of dueResumeJobs(JOBS_PAGE)) {
+    for (const job of jobs) {
       if (Date.now() >= deadline) return resumed;
       resumed += await runResumeJob(job, deadline, queue);
     }
-    startKey = page.lastEvaluatedKey;
-  } while (startKey && Date.now() < deadline);
+    if (Date.now() >= deadline) break;
+  }
   return resumed;
 }
 
-async function runResumeJob(job: Item, deadline: number, queue: QueueSender): Promise<number> {
-  const account = job.account as string;
-  const webhookId = webhookIdOfSortKey(job.sk as string);
+async function runResumeJob(job: ResumeJob, deadline: number, queue: QueueSender): Promise<number> {
+  const { account, webhookId } = job;
   const webhook = await getWebhookItem(account, webhookId);
   let resumed = 0;
-  let cursor = job.cursor as Item | undefined;
+  let cursor = job.cursor;
   if (webhook?.status === 'active') {
     do {
       const page = await queryParkedMessages(account, webhookId, cursor);
       resumed += (await queueAgainNow(page.messages, resumption, queue)).length;
       cursor = page.lastEvaluatedKey;
       if (cursor && Date.now() >= deadline) {
-        await updateItem({ TableName: tableName(), Key: resumeJobKey(webhookId), UpdateExpression: 'SET #cursor = :cursor', ExpressionAttributeNames: { '#cursor': 'cursor' }, ExpressionAttributeValues: { ':cursor': cursor } });
+        await saveResumeCursor(webhookId, cursor);
         return resumed;
       }
     } while (cursor);
   }
-  const settled = (job.requestedAt as number) + RESUME_SETTLE_MS;
+  const settled = job.requestedAt + RESUME_SETTLE_MS;
   if (webhook?.status === 'active' && Date.now() < settled) {
     // gsi2 is eventually consistent: a message parked just before the activation may not show yet.
     // The job reads the parked messages once more, from the start, once the index has settled.
-    await conditionHeld(
-      updateItem({
-        TableName: tableName(),
-        Key: resumeJobKey(webhookId),
-        UpdateExpression: 'SET recheckAt = :settled REMOVE #cursor',
-        ConditionExpression: 'requestedAt = :requestedAt',
-        ExpressionAttributeNames: { '#cursor': 'cursor' },
-        ExpressionAttributeValues: { ':requestedAt': job.requestedAt, ':settled': settled },
-      }),
-    );
+    await scheduleResumeRecheck(job, settled);
     return resumed;
   }
   // Done, unless another activation asked again meanwhile: that job starts over.
-  await conditionHeld(
-    deleteItem({
-      TableName: tableName(),
-      Key: resumeJobKey(webhookId),
-      ConditionExpression: 'requestedAt = :requestedAt',
-      ExpressionAttributeValues: { ':requestedAt': job.requestedAt },
-    }),
-  );
+  await deleteResumeJob(job);
   return resumed;
 }

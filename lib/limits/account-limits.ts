@@ -16,9 +16,8 @@ import {
   getAccountUsage,
   removeWebhookUsage,
   type AccountUsage,
+  webhooksNotGone,
 } from '../store/account-usage';
-import { readItems } from '../store/batch';
-import { purgeJobKey, webhookIdOfSortKey, webhookKey } from '../store/table';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
 
@@ -143,8 +142,7 @@ async function dropLeftovers(account: string, usage: AccountUsage): Promise<numb
   const now = Date.now();
   const old = Object.keys(usage.webhooks).filter((id) => uuidv7Time(id) < now - CREATION_GRACE_MS);
   if (old.length === 0 || !(await claimLeftoverCheck(account, now, LEFTOVER_CHECK_INTERVAL_MS))) return 0;
-  const { items } = await readItems(old.flatMap((id) => [webhookKey(account, id), purgeJobKey(id)]), ['sk']);
-  const existing = new Set(items.map((item) => webhookIdOfSortKey(item.sk as string)));
+  const existing = await webhooksNotGone(account, old);
   let dropped = 0;
   for (const id of old.filter((id) => !existing.has(id))) {
     if (await removeWebhookUsage(account, id, usage.webhooks[id]!)) dropped += 1;

@@ -4,9 +4,10 @@
  * item, so that a limit holds under concurrent calls with single-item conditional writes alone.
  */
 import { tableName } from './client';
+import { readItems } from './batch';
 import { conditionHeld, unlessConditionFails } from './conditional-write';
 import { getItem, putItem, queryAllItems, updateItem } from './items';
-import { accountUsageKey, WEBHOOK_SORT_KEY_PREFIX, webhookKey } from './table';
+import { accountUsageKey, purgeJobKey, WEBHOOK_SORT_KEY_PREFIX, webhookIdOfSortKey, webhookKey } from './table';
 
 /** One webhook's entry: its addresses once `change` (the last change counted) is made. */
 export interface WebhookUsage {
@@ -138,4 +139,10 @@ export async function claimLeftoverCheck(account: string, now: number, intervalM
       ExpressionAttributeValues: { ':now': now, ':since': now - intervalMs },
     }),
   );
+}
+
+/** Those of the account's webhooks `ids` whose item, or the purge job of their addresses, still exists. */
+export async function webhooksNotGone(account: string, ids: string[]): Promise<Set<string>> {
+  const { items } = await readItems(ids.flatMap((id) => [webhookKey(account, id), purgeJobKey(id)]), ['sk']);
+  return new Set(items.map((item) => webhookIdOfSortKey(item.sk as string)));
 }

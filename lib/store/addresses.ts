@@ -1,7 +1,8 @@
 import type { Webhook } from '../schemas/webhook';
 import { tableName } from './client';
-import { conditionHeld, unlessConditionFails } from './conditional-write';
-import { deleteItem, getItem, putItem, queryItems, updateItem } from './items';
+import { unlessConditionFails } from './conditional-write';
+import { readItems, type ItemWrite } from './batch';
+import { deleteItem, getItem, putItem, queryItems, queryUntilFull, updateItem, type Item } from './items';
 import {
   ADDRESS_CHANGES_INDEX_PARTITION,
   addressChangeIndexKey,
@@ -13,6 +14,7 @@ import {
   webhookKey,
 } from './table';
 import { toWebhook } from './webhooks';
+import { leaseHeldBy, leaseRemoval, renewLease, takeLease, type LeaseSite } from './leases';
 
 /**
  * A change to one webhook's addresses, recorded before its first write so that a change cut off by
@@ -133,39 +135,30 @@ export type LeaseAttempt =
   | { heldUntil: number }
   | { missing: true };
 
+/** The webhook's address lease: one change to its addresses at a time, kept in the webhook's item. */
+const addressLeaseSite = (account: string, id: string): LeaseSite => ({
+  key: webhookKey(account, id),
+  holder: 'addressLease.id',
+  expiresAt: 'addressLease.expiresAt',
+  kept: 'in an item',
+});
+
 /**
- * Takes the webhook's address lease: one change to its addresses at a time, so that what a change
- * reads before writing still holds when it writes. An expired lease is taken over.
+ * Takes the webhook's address lease, so that what a change reads before writing still holds when it
+ * writes. An expired lease is taken over.
  */
 export async function acquireAddressLease(account: string, id: string, leaseId: string, now: number, expiresAt: number): Promise<LeaseAttempt> {
-  const updated = await unlessConditionFails(
-    updateItem({
-      TableName: tableName(),
-      Key: webhookKey(account, id),
-      UpdateExpression: 'SET addressLease = :lease',
-      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(addressLease) OR addressLease.expiresAt < :now)',
-      ExpressionAttributeValues: { ':lease': { id: leaseId, expiresAt }, ':now': now },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
+  const updated = await takeLease(addressLeaseSite(account, id), leaseId, expiresAt, now);
   if (updated) return { acquired: toAddressState(updated) };
   const current = await getItem({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true });
   if (!current) return { missing: true };
   // Expired between the two reads: the caller tries again at once.
-  return { heldUntil: current.addressLease?.expiresAt ?? now };
+  return { heldUntil: addressLeaseExpiryOf(current) ?? now };
 }
 
 /** Extends the lease; false when it is no longer this holder's (taken over, or the webhook deleted). */
 export async function renewAddressLease(account: string, id: string, leaseId: string, expiresAt: number): Promise<boolean> {
-  return conditionHeld(
-    updateItem({
-      TableName: tableName(),
-      Key: webhookKey(account, id),
-      UpdateExpression: 'SET addressLease.expiresAt = :expiresAt',
-      ConditionExpression: 'addressLease.id = :lease',
-      ExpressionAttributeValues: { ':lease': leaseId, ':expiresAt': expiresAt },
-    }),
-  );
+  return renewLease(addressLeaseSite(account, id), leaseId, expiresAt);
 }
 
 /**
@@ -183,14 +176,18 @@ export async function applyAddressChange(
   const set = apply
     ? 'SET addressCount = if_not_exists(addressCount, :zero) + :delta, appliedAddressChange = :change, metadata.addresses = :first'
     : 'SET metadata.addresses = :first';
+  const site = addressLeaseSite(account, id);
+  const held = leaseHeldBy(site, leaseId);
+  const removal = leaseRemoval(site);
   const updated = await unlessConditionFails(
     updateItem({
       TableName: tableName(),
       Key: webhookKey(account, id),
-      UpdateExpression: update.release ? `${set} REMOVE addressLease` : set,
-      ConditionExpression: 'addressLease.id = :lease',
+      UpdateExpression: update.release ? `${set} ${removal.text}` : set,
+      ConditionExpression: held.text,
+      ExpressionAttributeNames: update.release ? { ...held.names, ...removal.names } : held.names,
       ExpressionAttributeValues: {
-        ':lease': leaseId,
+        ...held.values,
         ':first': update.firstAddresses,
         ...(apply ? { ':zero': 0, ':delta': update.change!.delta, ':change': update.change!.id } : {}),
       },
@@ -208,24 +205,36 @@ export interface AddressPage {
 
 /** Up to `limit` of the webhook's addresses in address order, after `afterAddress`; read consistently. */
 export async function queryWebhookAddresses(account: string, id: string, limit: number, afterAddress?: string): Promise<AddressPage> {
-  const addresses: string[] = [];
-  let itemsRead = 0;
-  let startKey = afterAddress === undefined ? undefined : webhookAddressKey(account, id, afterAddress);
-  do {
-    const page = await queryItems({
+  const { items, itemsRead } = await queryUntilFull(
+    {
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': webhookAddressKey(account, id, '').pk, ':prefix': WEBHOOK_ADDRESS_SORT_KEY_PREFIX },
       ConsistentRead: true,
-      Limit: limit - addresses.length,
-      ExclusiveStartKey: startKey,
-    });
-    itemsRead += page.scannedCount;
-    for (const item of page.items) addresses.push(addressOfSortKey(item.sk));
-    startKey = page.lastEvaluatedKey as typeof startKey;
-  } while (startKey && addresses.length < limit);
-  return { addresses, itemsRead };
+      ExclusiveStartKey: afterAddress === undefined ? undefined : webhookAddressKey(account, id, afterAddress),
+    },
+    limit,
+  );
+  return { addresses: items.map((item) => addressOfSortKey(item.sk)), itemsRead };
 }
+
+/** The writes that add the webhook's address items, or remove them. */
+export function webhookAddressWrites(account: string, webhookId: string, addresses: string[], kind: 'add' | 'remove'): ItemWrite[] {
+  return addresses.map((address) => {
+    const key = webhookAddressKey(account, webhookId, address);
+    return kind === 'add' ? { put: { ...key } } : { delete: key };
+  });
+}
+
+/** Which of the addresses the webhook has now (a consistent batch read, 100 a request). */
+export async function presentWebhookAddresses(account: string, webhookId: string, addresses: string[]): Promise<Set<string>> {
+  const keys = addresses.map((address) => webhookAddressKey(account, webhookId, address));
+  const { items } = await readItems(keys, ['sk']);
+  return new Set(items.map((item) => addressOfSortKey(item.sk)));
+}
+
+/** When the address lease in a webhook's item (as read or deleted) runs out; undefined when none is held. */
+export const addressLeaseExpiryOf = (item: Item): number | undefined => item.addressLease?.expiresAt;
 
 export async function getWebhookAddressState(account: string, id: string): Promise<WebhookAddressState | undefined> {
   const item = await getItem({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true });

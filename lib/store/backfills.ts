@@ -1,6 +1,6 @@
 import { tableName } from './client';
 import { conditionHeld, unlessConditionFails } from './conditional-write';
-import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
+import { deleteItem, getItem, putItem, queryItems, queryPages, queryUntilFull, updateItem, type Item } from './items';
 import { accountBackfillsKey, BACKFILL_SORT_KEY_PREFIX, backfillKey, GSI1, retentionEndOf, runningBackfillIndexKey } from './table';
 
 export type BackfillStatus = 'running' | 'completed' | 'cancelled' | 'failed';
@@ -95,20 +95,22 @@ export async function getBackfill(account: string, webhookId: string, backfillId
 
 /** Up to `limit` of the webhook's backfills, newest first, after `afterId`; and whether more follow. */
 export async function queryBackfills(account: string, webhookId: string, limit: number, afterId?: string): Promise<{ backfills: BackfillRecord[]; more: boolean }> {
-  const page = await queryItems({
-    TableName: tableName(),
-    KeyConditionExpression: afterId === undefined ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk AND sk BETWEEN :prefix AND :before',
-    ExpressionAttributeValues: {
-      ':pk': backfillKey(account, webhookId, '').pk,
-      ':prefix': BACKFILL_SORT_KEY_PREFIX,
-      ...(afterId === undefined ? {} : { ':before': backfillKey(account, webhookId, afterId).sk }),
+  const { items } = await queryUntilFull(
+    {
+      TableName: tableName(),
+      KeyConditionExpression: afterId === undefined ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk AND sk BETWEEN :prefix AND :before',
+      ExpressionAttributeValues: {
+        ':pk': backfillKey(account, webhookId, '').pk,
+        ':prefix': BACKFILL_SORT_KEY_PREFIX,
+        ...(afterId === undefined ? {} : { ':before': backfillKey(account, webhookId, afterId).sk }),
+      },
+      ScanIndexForward: false,
+      ConsistentRead: true,
     },
-    ScanIndexForward: false,
-    ConsistentRead: true,
-    Limit: limit + 2,
-  });
+    limit + 2,
+  );
   // BETWEEN includes the token's own backfill.
-  const backfills = page.items.map(toBackfill).filter(({ backfillId }) => backfillId !== afterId);
+  const backfills = items.map(toBackfill).filter(({ backfillId }) => backfillId !== afterId);
   return { backfills: backfills.slice(0, limit), more: backfills.length > limit };
 }
 
@@ -162,28 +164,21 @@ export async function endBackfill(record: BackfillRecord, status: Exclude<Backfi
 }
 
 /** The webhook's backfills, newest first, a page at a time: their keys, ids and statuses. */
-async function* backfillPages(account: string, webhookId: string): AsyncGenerator<Item[]> {
-  let startKey: Item | undefined;
-  do {
-    const page = await queryItems({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': backfillKey(account, webhookId, '').pk, ':prefix': BACKFILL_SORT_KEY_PREFIX },
-      ProjectionExpression: 'pk, sk, backfillId, #status',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ScanIndexForward: false,
-      ExclusiveStartKey: startKey,
-    });
-    yield page.items;
-    startKey = page.lastEvaluatedKey;
-  } while (startKey);
-}
+const backfillPages = (account: string, webhookId: string) =>
+  queryPages({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': backfillKey(account, webhookId, '').pk, ':prefix': BACKFILL_SORT_KEY_PREFIX },
+    ProjectionExpression: 'pk, sk, backfillId, #status',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ScanIndexForward: false,
+  });
 
 /** Deletes the webhook's ended backfills beyond its newest `kept`; the running one is never deleted. Returns how many. */
 export async function deleteBackfillsBeyond(account: string, webhookId: string, kept: number): Promise<number> {
   let deleted = 0;
   let seen = 0;
-  for await (const items of backfillPages(account, webhookId)) {
+  for await (const { items } of backfillPages(account, webhookId)) {
     for (const item of items) {
       seen += 1;
       if (seen <= kept || item.status === 'running') continue;
@@ -208,7 +203,7 @@ export async function deleteBackfillsBeyond(account: string, webhookId: string, 
  * account could start no other backfill in its place.
  */
 export async function deleteWebhookBackfills(account: string, webhookId: string): Promise<void> {
-  for await (const items of backfillPages(account, webhookId)) {
+  for await (const { items } of backfillPages(account, webhookId)) {
     await Promise.all(
       items.map(async (item) => {
         await deleteItem({ TableName: tableName(), Key: { pk: item.pk, sk: item.sk } });

@@ -1,6 +1,7 @@
 import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
 import { deleteItem, getItem, putItem, queryAllItems, queryItems, type Item } from './items';
+import { releaseLease, takeLease, type LeaseSite } from './leases';
 import { chainBackfillLeaseKey, chainCheckpointKey, chainHeadKey, chainLeaseKey, QUARANTINE_SORT_KEY_PREFIX, quarantinedBlockKey, tokenMetadataKey } from './table';
 
 /** A block the follower has finished: every notification of it is recorded. */
@@ -73,35 +74,25 @@ export async function moveCheckpoint(chainId: string, from: Checkpoint | undefin
 
 /** Which of a chain's leases: its follower's or its backfill runner's. */
 export type ChainLeaseRole = 'follower' | 'backfills';
-const leaseKey = (chainId: string, role: ChainLeaseRole) => (role === 'follower' ? chainLeaseKey(chainId) : chainBackfillLeaseKey(chainId));
+
+const chainLeaseSite = (chainId: string, role: ChainLeaseRole): LeaseSite => ({
+  key: role === 'follower' ? chainLeaseKey(chainId) : chainBackfillLeaseKey(chainId),
+  holder: 'holder',
+  expiresAt: 'until',
+  kept: 'its own item',
+});
 
 /**
  * Takes or renews the chain's lease (`role`'s) for `holder` until `until` (ms): held by nobody, run
  * out, or already this holder's. Returns whether the holder has it.
  */
-
-export function takeChainLease(chainId: string, holder: string, until: number, now = Date.now(), role: ChainLeaseRole = 'follower'): Promise<boolean> {
-  return conditionHeld(
-    putItem({
-      TableName: tableName(),
-      Item: { ...leaseKey(chainId, role), holder, until },
-      ConditionExpression: 'attribute_not_exists(pk) OR #until < :now OR holder = :holder',
-      ExpressionAttributeNames: { '#until': 'until' },
-      ExpressionAttributeValues: { ':now': now, ':holder': holder },
-    }),
-  );
+export async function takeChainLease(chainId: string, holder: string, until: number, now = Date.now(), role: ChainLeaseRole = 'follower'): Promise<boolean> {
+  return (await takeLease(chainLeaseSite(chainId, role), holder, until, now)) !== undefined;
 }
 
 /** Gives the lease up at a clean stop, so that the next follower need not wait for it to run out. */
 export async function releaseChainLease(chainId: string, holder: string, role: ChainLeaseRole = 'follower'): Promise<void> {
-  await conditionHeld(
-    putItem({
-      TableName: tableName(),
-      Item: { ...leaseKey(chainId, role), holder: '', until: 0 },
-      ConditionExpression: 'holder = :holder',
-      ExpressionAttributeValues: { ':holder': holder },
-    }),
-  );
+  await releaseLease(chainLeaseSite(chainId, role), holder);
 }
 
 /** The chain's head as its follower last saw it, and when (ms). */

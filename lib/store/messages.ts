@@ -459,7 +459,7 @@ export async function parkMessage(ref: MessageRef & { createdAt: number }, seenN
   return parked;
 }
 
-/** The state items of `keys` (from gsi2, keys only), in their order: those still as the index says. */
+/** The state items of `entries` (from gsi2, keys only), in their order: those still as the index says. */
 async function statesOf(entries: Item[], wanted: (message: MessageState) => boolean): Promise<MessageState[]> {
   if (entries.length === 0) return [];
   const keys = entries.map(({ pk, sk }) => ({ pk, sk }) as TableKey);

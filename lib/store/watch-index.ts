@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { tableName } from './client';
 import { unlessConditionFails } from './conditional-write';
-import type { ItemWrite } from './batch';
+import { readItems, type ItemWrite } from './batch';
 import { deleteItem, queryAllItems, queryItems, updateItem, type Item } from './items';
 import { uuidFromHex, uuidHex } from '../uuid';
 import {
@@ -52,7 +52,13 @@ function decodeWatchers(encoded: Uint8Array): string[] {
   return ids;
 }
 
-export function toWatchHead(item: Item): WatchHead {
+/** The heads of the addresses that have one (consistent batch reads, 100 addresses a request), and how many requests that took. */
+export async function readWatchHeads(chainId: string, addresses: string[]): Promise<{ heads: WatchHead[]; requests: number }> {
+  const { items, requests } = await readItems(addresses.map((address) => watchHeadKey(chainId, address)));
+  return { heads: items.map(toWatchHead), requests };
+}
+
+function toWatchHead(item: Item): WatchHead {
   const address = addressOfWatchPartition(item.pk as string);
   const saved = item.savedToken === item.token && item.watchers !== undefined;
   return { address, token: item.token, watchers: saved ? decodeWatchers(item.watchers) : undefined };

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { pageTokenKey } from '../config/page-token-key';
 import { webhookNotFound } from '../errors';
-import { decodePageToken, encodePageToken } from '../page-token';
+import { pageTokens } from '../page-token';
 import {
   webhookChanges,
   type CreateWebhookInput,
@@ -79,9 +79,9 @@ export async function deleteWebhook(account: string, id: string, { permanent }: 
 export async function listWebhooks(account: string, { pageSize, status, pageToken }: ListWebhooksQuery): Promise<WebhookList> {
   const key = await pageTokenKey();
   const scope = { account, status };
-  const afterId = pageToken === undefined ? undefined : decodePageToken(key, scope, pageToken);
+  const afterId = pageToken === undefined ? undefined : pageTokens.webhooks.decode(key, scope, pageToken);
   const { webhooks } = await queryWebhooks({ account, status, limit: pageSize + 1, afterId });
   if (webhooks.length <= pageSize) return { webhooks };
   const page = webhooks.slice(0, pageSize);
-  return { webhooks: page, nextPageToken: encodePageToken(key, scope, page[page.length - 1]!.id) };
+  return { webhooks: page, nextPageToken: pageTokens.webhooks.encode(key, scope, page[page.length - 1]!.id) };
 }

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 import { BadRequest } from '../../lib/errors';
-import { decodePageToken, encodePageToken, type PageTokenScope } from '../../lib/page-token';
+import { pageTokens, type PageTokenScope } from '../../lib/page-token';
+
+const { encode: encodePageToken, decode: decodePageToken } = pageTokens.webhooks;
 import { randomAccount } from '../support/factories';
 
 const randomKey = () => randomBytes(32);
