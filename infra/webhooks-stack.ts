@@ -18,7 +18,7 @@ import { CONSUMER_BATCH_SIZE, consumerBatches, consumerTimeoutSeconds, MAX_QUEUE
 import { errorBody, methodNotAllowedMessage } from '../lib/errors';
 import { OPENAPI_DOCUMENT_PATH, openApiDocument } from '../lib/openapi/document';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
-import { routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
+import { HEALTH_CHECK, routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
 import { EXPIRES_AT_ATTRIBUTE, GSI1, GSI2, GSI3, TABLE_KEYS, tableDefinition } from '../lib/store/table';
 import { addApiRateLimit } from './api-rate-limit';
 import { LAMBDA_BUNDLING } from './bundling';
@@ -315,7 +315,7 @@ export class WebhooksStack extends Stack {
     });
 
     this.addRoutes(routeList, (route) => operationFunction(route.operationId, route));
-    this.addApiDocument();
+    this.addKeylessPaths();
 
     for (const response of gatewayResponses) {
       this.api.addGatewayResponse(`GatewayResponse${response.type}`, {
@@ -379,15 +379,24 @@ export class WebhooksStack extends Stack {
     }
   }
 
-  /** `GET /openapi.json`, without a key, from a mock integration: the document is static. */
-  private addApiDocument() {
-    const resource = this.api.root.resourceForPath(OPENAPI_DOCUMENT_PATH);
+  /**
+   * `GET /openapi.json` and `GET /health`, without a key, from mock integrations: what they answer is
+   * static, so no Lambda runs and nothing is read. (The local gateway's reference page at /docs is
+   * not served here: Swagger UI's assets are larger than a mapping template may be.)
+   */
+  private addKeylessPaths() {
+    this.addStaticJson(OPENAPI_DOCUMENT_PATH, openApiDocument());
+    this.addStaticJson(HEALTH_CHECK.path, HEALTH_CHECK.body);
+  }
+
+  private addStaticJson(resourcePath: string, body: unknown) {
+    const resource = this.api.root.resourceForPath(resourcePath);
     resource.addMethod(
       'GET',
       new apigateway.MockIntegration({
         requestTemplates: { 'application/json': '{"statusCode": 200}' },
         passthroughBehavior: apigateway.PassthroughBehavior.WHEN_NO_TEMPLATES,
-        integrationResponses: [{ statusCode: '200', responseTemplates: { 'application/json': velocityLiteral(JSON.stringify(openApiDocument())) } }],
+        integrationResponses: [{ statusCode: '200', responseTemplates: { 'application/json': velocityLiteral(JSON.stringify(body)) } }],
       }),
       { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: false, methodResponses: [{ statusCode: '200' }] },
     );

@@ -25,6 +25,8 @@ export interface Route {
   /** The API document's grouping and one-line description of the operation. */
   tag: 'Shared secret' | 'Webhooks' | 'Addresses' | 'Deliveries' | 'Backfills' | 'Chains';
   summary: string;
+  /** The API document's account of what the operation does, where the summary cannot say it all: its effects, its refusals, what it leaves. */
+  description: string;
   method: HttpMethod;
   /** API Gateway resource path; `{id}` is a path parameter, `webhooks:getSharedSecret` one literal path part. */
   path: string;
@@ -77,6 +79,8 @@ export const routes = {
     operationId: 'generateOrRotateSharedSecret',
     tag: 'Shared secret',
     summary: 'Generate or rotate the shared secret',
+    description:
+      "Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. A request body is not needed: an empty body or any JSON object is ignored.",
     method: 'POST',
     path: '/v1/webhooks:generateOrRotateSharedSecret',
     entry: 'functions/generate-or-rotate-shared-secret.ts',
@@ -91,6 +95,8 @@ export const routes = {
     operationId: 'getSharedSecret',
     tag: 'Shared secret',
     summary: 'Get the shared secret',
+    description:
+      "The account's current shared secret (a replaced one still signing during its grace period is not shown). A 404 until one is generated, by a call to generateOrRotateSharedSecret or by the account's first notification.",
     method: 'GET',
     path: '/v1/webhooks:getSharedSecret',
     entry: 'functions/get-shared-secret.ts',
@@ -106,6 +112,8 @@ export const routes = {
     operationId: 'listWebhooks',
     tag: 'Webhooks',
     summary: 'List webhooks',
+    description:
+      "The account's webhooks, active and inactive or of one `status`, newest first, `pageSize` at a time: every page is full but the last, which has no `nextPageToken`. Paging shows every webhook that exists throughout exactly once. A page token is signed over the account and the status filter: another account's or filter's token is a 400. On AWS a change of status may take a moment to show in a list filtered by status.",
     method: 'GET',
     path: '/v1/webhooks',
     entry: 'functions/list-webhooks.ts',
@@ -120,6 +128,8 @@ export const routes = {
     operationId: 'createWebhook',
     tag: 'Webhooks',
     summary: 'Create a webhook',
+    description:
+      "Creates a webhook, `active`, that is notified of every transaction touching one of `metadata.addresses` on `chainId`, which must be a chain this service follows (`GET /v1/chains` lists them). Addresses are stored lower-cased and de-duplicated; one in mixed case must hold its EIP-55 checksum. The response shows the first 100 addresses in address order (`GET /v1/webhooks/{id}/addresses` lists them all). The account's limits on webhooks and addresses apply: a 400 names the limit.",
     method: 'POST',
     path: '/v1/webhooks',
     entry: 'functions/create-webhook.ts',
@@ -135,6 +145,8 @@ export const routes = {
     operationId: 'getWebhook',
     tag: 'Webhooks',
     summary: 'Get a webhook',
+    description:
+      "The webhook, active or inactive, with its first 100 addresses in address order. A webhook of another account, or one deleted for good, is a 404.",
     method: 'GET',
     path: '/v1/webhooks/{id}',
     entry: 'functions/get-webhook.ts',
@@ -148,6 +160,8 @@ export const routes = {
     operationId: 'updateWebhook',
     tag: 'Webhooks',
     summary: 'Update a webhook',
+    description:
+      "Sets the fields given, at least one of `name`, `description`, `url`, `status`, `includeInternalTxs`, `includeLogs` and `metadata.eventSignatures`, and keeps the rest. `chainId` and `eventType` cannot change, and addresses change through `/v1/webhooks/{id}/addresses` (`metadata.addresses` here is a 400). Setting `status` to `active` also sends the messages that waited while the webhook was inactive.",
     method: 'PATCH',
     path: '/v1/webhooks/{id}',
     entry: 'functions/update-webhook.ts',
@@ -163,6 +177,8 @@ export const routes = {
     operationId: 'deleteWebhook',
     tag: 'Webhooks',
     summary: 'Deactivate a webhook, or remove it with permanent=true',
+    description:
+      'Without `permanent` (the hosted API\'s deactivateWebhook), nothing is deleted: the webhook stays, `inactive`, and is answered as it now is (again on an inactive webhook: still a 200). An inactive webhook is not notified of activity on its chain, and its pending messages wait; `PATCH {"status":"active"}` reactivates it. With `permanent=true` the webhook is removed for good and answered as it was: from then on it and its delivery log are a 404, and its addresses and backfills are purged in the background.',
     method: 'DELETE',
     path: '/v1/webhooks/{id}',
     entry: 'functions/delete-webhook.ts',
@@ -176,6 +192,8 @@ export const routes = {
     operationId: 'addAddressesToWebhook',
     tag: 'Addresses',
     summary: 'Add addresses to a webhook',
+    description:
+      "Adds addresses to the webhook's set; addresses already in it are fine and change nothing. Changes to one webhook's addresses are applied one at a time: a call waits up to 8 seconds for the change under way, then answers 503 with Retry-After. The limits on addresses per call, per webhook and per account apply: past one, a 400 and nothing added. Answers the webhook, its first 100 addresses in address order; `totalAddresses` of the addresses listing is exact once the call has answered.",
     method: 'PATCH',
     path: '/v1/webhooks/{id}/addresses',
     entry: 'functions/add-addresses-to-webhook.ts',
@@ -190,6 +208,8 @@ export const routes = {
     operationId: 'removeAddressesFromWebhook',
     tag: 'Addresses',
     summary: 'Remove addresses from a webhook',
+    description:
+      "Removes addresses from the webhook's set; absent ones are fine and change nothing. Removing every address is allowed: the webhook then watches nothing until it is given addresses again. Applied one change at a time per webhook, as adding is (a 503 with Retry-After after 8 seconds of waiting).",
     method: 'DELETE',
     path: '/v1/webhooks/{id}/addresses',
     entry: 'functions/remove-addresses-from-webhook.ts',
@@ -204,6 +224,8 @@ export const routes = {
     operationId: 'getAddressesFromWebhook',
     tag: 'Addresses',
     summary: "List a webhook's addresses",
+    description:
+      "Every address of the webhook, in address order (lower-case hexadecimal), `pageSize` at a time, with `totalAddresses`. Full pages; the last has no `nextPageToken`. A page token is signed over the account and the webhook: another webhook's is a 400.",
     method: 'GET',
     path: '/v1/webhooks/{id}/addresses',
     entry: 'functions/get-addresses-from-webhook.ts',
@@ -218,6 +240,8 @@ export const routes = {
     operationId: 'listDeliveries',
     tag: 'Deliveries',
     summary: "List a webhook's delivery log",
+    description:
+      "The webhook's delivery log, newest first: one entry per message with its status (`pending`, `succeeded` or `failed`), attempts and last outcome, and how its URL's endpoint is doing. A page may hold fewer than `pageSize` entries and still carry a `nextPageToken`: the search for the messages of a status is bounded per call, so follow the token until there is none. Messages are kept for the retention period (30 days by default).",
     method: 'GET',
     path: '/v1/webhooks/{id}/deliveries',
     entry: 'functions/list-deliveries.ts',
@@ -233,6 +257,8 @@ export const routes = {
     operationId: 'getDelivery',
     tag: 'Deliveries',
     summary: 'Get one message: body as sent and its attempts',
+    description:
+      "One message of the webhook: the body exactly as sent (the bytes signed) and every attempt with its outcome. A message of a webhook deleted for good is a 404.",
     method: 'GET',
     path: '/v1/webhooks/{id}/deliveries/{messageId}',
     entry: 'functions/get-delivery.ts',
@@ -246,6 +272,8 @@ export const routes = {
     operationId: 'retryDelivery',
     tag: 'Deliveries',
     summary: 'Send a message again now',
+    description:
+      "Sends the message again now, with the same message id, whatever its status. A pending message's next attempt is brought forward (it stays on its retry schedule); a finished one gets one manual attempt, whose outcome is its new status. A 409 while an attempt of the message is under way: its outcome would overwrite the retry's; retry once that outcome shows in the log. A 400 when the webhook is inactive.",
     method: 'POST',
     path: '/v1/webhooks/{id}/deliveries/{messageId}/retry',
     entry: 'functions/retry-delivery.ts',
@@ -262,6 +290,8 @@ export const routes = {
     operationId: 'recoverFailedDeliveries',
     tag: 'Deliveries',
     summary: 'Queue again every failed message since a time',
+    description:
+      "Queues again every failed message of the webhook created since `since` (milliseconds), each for one manual attempt, and answers how many were queued: at most 1 000 a call, a second call takes up the rest. Messages past their retention period are left out. A 400 when the webhook is inactive; calls per webhook and per account per minute are limited (a 429 with Retry-After).",
     method: 'POST',
     path: '/v1/webhooks/{id}/recover',
     entry: 'functions/recover-failed-deliveries.ts',
@@ -277,6 +307,8 @@ export const routes = {
     operationId: 'sendTestNotification',
     tag: 'Deliveries',
     summary: 'Send a test notification',
+    description:
+      'Records and sends a well-formed `address_activity` notification about the webhook\'s first address, signed, retried and logged like any other. It is told apart by its block: number "0", hash all zeros. A 400 when the webhook is inactive; test notifications per webhook and per account per minute are limited (a 429 with Retry-After).',
     method: 'POST',
     path: '/v1/webhooks/{id}/test',
     entry: 'functions/send-test-notification.ts',
@@ -292,6 +324,8 @@ export const routes = {
     operationId: 'createBackfill',
     tag: 'Backfills',
     summary: "Notify a webhook of past blocks' activity",
+    description:
+      "Starts notifying the webhook of its addresses' activity in past blocks, from `fromBlock` to `toBlock` (by default the chain's checkpoint, after which the live follower notifies), as it would have been notified live. Answers the backfill, `running`; the chain's runner does the work in the background. One backfill runs at a time per webhook, and 3 per account by default; past a limit, a 400 naming it. A 400 when the webhook is inactive or its chain is not followed yet.",
     method: 'POST',
     path: '/v1/webhooks/{id}/backfills',
     entry: 'functions/create-backfill.ts',
@@ -307,6 +341,8 @@ export const routes = {
     operationId: 'listBackfills',
     tag: 'Backfills',
     summary: "List a webhook's backfills, newest first",
+    description:
+      "The webhook's backfills, newest first, running and ended: each with its range, the next block to take and how many notifications it has recorded. The oldest ended ones are deleted when another starts beyond those kept per webhook.",
     method: 'GET',
     path: '/v1/webhooks/{id}/backfills',
     entry: 'functions/list-backfills.ts',
@@ -321,6 +357,8 @@ export const routes = {
     operationId: 'getBackfill',
     tag: 'Backfills',
     summary: 'Get a backfill: its status and progress',
+    description:
+      "The backfill: `running`, `completed`, `cancelled` or `failed` (with its `reason`), its range, the next block to take and how many notifications it has recorded.",
     method: 'GET',
     path: '/v1/webhooks/{id}/backfills/{backfillId}',
     entry: 'functions/get-backfill.ts',
@@ -334,6 +372,8 @@ export const routes = {
     operationId: 'cancelBackfill',
     tag: 'Backfills',
     summary: 'Cancel a running backfill (what it recorded stays recorded)',
+    description:
+      "Stops a running backfill: it ends `cancelled`, and the notifications it recorded stay recorded and are still sent. Nothing is deleted: it stays listed. A backfill that had already ended is answered as it is, unchanged.",
     method: 'DELETE',
     path: '/v1/webhooks/{id}/backfills/{backfillId}',
     entry: 'functions/cancel-backfill.ts',
@@ -347,6 +387,8 @@ export const routes = {
     operationId: 'listChains',
     tag: 'Chains',
     summary: 'List the followed chains, with how far each is followed',
+    description:
+      "The chains this service follows (a webhook on another is refused), each in the hosted Data API's shape, with how far it is followed: the checkpoint block (notified up to there), the head seen and the lag between them, and its quarantined blocks. `status` is `UNAVAILABLE` when the chain's head has not been seen for two minutes.",
     method: 'GET',
     path: '/v1/chains',
     entry: 'functions/list-chains.ts',
@@ -360,3 +402,10 @@ export const routes = {
 };
 
 export const routeList: Route[] = Object.values(routes);
+
+/**
+ * `GET /health`, answered without a key by the local gateway and by a mock integration on AWS. It
+ * is outside the API's contract and its route list: it reads nothing, so it has no Lambda and no
+ * table rights, and it says nothing but that the API answers.
+ */
+export const HEALTH_CHECK = { path: '/health', body: { status: 'ok' } } as const;

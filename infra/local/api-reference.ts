@@ -50,6 +50,8 @@ export function apiReference(document: OpenApiDocument): (method: string, pathna
   const pages = new Map<string, Page>([
     [OPENAPI_DOCUMENT_PATH, text('application/json', JSON.stringify(document))],
     [API_REFERENCE_PATH, text('text/html; charset=utf-8', REFERENCE_PAGE)],
+    // As typed or completed by a browser: the page's own links are absolute, so either serves it.
+    [`${API_REFERENCE_PATH}/`, text('text/html; charset=utf-8', REFERENCE_PAGE)],
     [`${API_REFERENCE_PATH}/reference.js`, text('text/javascript; charset=utf-8', REFERENCE_SCRIPT)],
     [`${API_REFERENCE_PATH}/swagger-ui.css`, asset('swagger-ui.css', 'text/css; charset=utf-8')],
     [`${API_REFERENCE_PATH}/swagger-ui-bundle.js`, asset('swagger-ui-bundle.js', 'text/javascript; charset=utf-8')],

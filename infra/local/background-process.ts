@@ -24,8 +24,7 @@ const STOP_TIMEOUT_MS = 30_000;
 /**
  * The background work (background-work.ts) in a child process, as its functions are apart from the
  * API's on AWS: a burst of deliveries or a large block never holds up an API response, and the API's
- * process runs only the API's code. (Beside the loops, a secret read cost the API's process 10 %
- * more CPU at concurrency 8, most of it in the AWS SDK's own code: bench/README.md.)
+ * process runs only the API's code.
  * The gateway's processes queue messages (retry, recover, test) at the child's queue endpoint (DELIVERY_QUEUE_URL).
  * It runs in `npm start`'s process group, and exits at once when its parent is gone: an attempt it
  * cuts off is claimed again after its claim runs out, as after any crash.

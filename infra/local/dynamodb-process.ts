@@ -33,9 +33,9 @@ const ENTRY = path.join(__dirname, 'dynamodb-process-main.ts');
 const STOP_TIMEOUT_MS = 15_000;
 
 /**
- * The embedded DynamoDB server in a child process, so that the store and the API each have a core
- * (in one process they shared one, and the API's latency at concurrency 8 was 1.4 times a bare
- * server's). The child exits when this process does, however this one ends.
+ * The embedded DynamoDB server in a child process, so that the store and the API each have a core:
+ * in one process every store request would wait behind the API's work, and the API behind the
+ * store's. The child exits when this process does, however this one ends.
  *
  * It runs in a process group of its own, so that a signal to `npm start`'s group (a SIGKILL of the
  * whole of it, say) does not cut it off in the middle of a write: dynalite writes an item and each

@@ -14,7 +14,7 @@ import { ACCESS_DENIED_MESSAGE, ApiError, methodNotAllowedMessage, NO_ROUTE_MESS
 import { errorResponse, toApiError } from '../../lib/http/responses';
 import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
 import { openApiDocument } from '../../lib/openapi/document';
-import type { Route } from '../../lib/routes';
+import { HEALTH_CHECK, type Route } from '../../lib/routes';
 import { apiReference } from './api-reference';
 import { boundConnections, timeoutOptions } from './gateway-connections';
 import { logRequest, logsRequests } from './local-logger';
@@ -127,7 +127,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   async function serve(request: IncomingMessage, requestId: string, started: number, log: RequestLog): Promise<APIGatewayProxyResult> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const method = request.method ?? 'GET';
-    const page = referencePage(method, url.pathname);
+    const page = referencePage(method, url.pathname) ?? healthCheck(method, url.pathname);
     if (page) return page;
     const match = matchRoute(method, url.pathname);
     if (match.kind === 'not-found') throw new ApiError(404, NO_ROUTE_MESSAGE);
@@ -193,6 +193,13 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   });
   boundConnections(server, options.bounds);
   return server;
+}
+
+/** `GET /health` (lib/routes.ts), without a key, as the stack's mock integration answers it. */
+function healthCheck(method: string, pathname: string): APIGatewayProxyResult | undefined {
+  if (pathname !== HEALTH_CHECK.path) return undefined;
+  if (method !== 'GET' && method !== 'HEAD') throw new ApiError(405, methodNotAllowedMessage(['GET']), { Allow: 'GET' });
+  return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: method === 'HEAD' ? '' : JSON.stringify(HEALTH_CHECK.body) };
 }
 
 /** What the request log line learns while the request is served. */

@@ -1,6 +1,7 @@
 import './node-version-warning';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { createWalletClient, http } from 'viem';
 import { ConfigurationError, DEFAULT_DYNAMODB_PORT } from '../../lib/config/runtime';
 import { createApiKey, listApiKeys } from '../../lib/keys/api-keys';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
@@ -8,8 +9,8 @@ import { OPENAPI_DOCUMENT_PATH } from '../../lib/openapi/document';
 import { API_REFERENCE_PATH } from './api-reference';
 import { dataDirOf } from './data-dir';
 import { DEFAULT_DEV_CHAIN_ID, DEFAULT_DEV_CHAIN_PORT } from './dev-chain';
-import { writeKeyFile } from './key-file';
-import { localLogger as logger } from './local-logger';
+import { readKeyFile, writeKeyFile } from './key-file';
+import { createRequestLog, localLogger as logger, logsRequests } from './local-logger';
 import { startLocalService, type LocalService } from './local-service';
 import { StartupError } from './startup-error';
 
@@ -44,30 +45,110 @@ async function main() {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-/** What a person starting the server is told: where things are, and a key to try the API with. */
+/** What a person starting the server is told: where things are, a key to try the API with, and the loop from a transaction to a notification. */
 async function banner(service: LocalService, dataDir: string): Promise<string[]> {
   const lines = [
     `Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`,
     `API reference: ${service.url}${API_REFERENCE_PATH} (the OpenAPI document: ${service.url}${OPENAPI_DOCUMENT_PATH})`,
   ];
-  if (service.devChain) {
-    const port = new URL(service.devChain.rpcUrl).port;
-    const variable = port === String(DEFAULT_DEV_CHAIN_PORT) ? '' : `DEV_CHAIN_PORT=${port} `;
-    lines.push(`Dev chain ${service.devChain.chainId} at ${service.devChain.rpcUrl} (try: ${variable}npm run chain -- accounts)`);
-  }
-  if ((await listApiKeys(DEV_ACCOUNT)).length === 0) lines.push(...(await firstDevKey(service, dataDir)));
-  else {
-    // The keys CLI signs with its DATA_DIR's store credential.
-    const store = process.env.DYNAMODB_ENDPOINT ? '' : `${process.env.DATA_DIR ? `DATA_DIR=${dataDir} ` : ''}DYNAMODB_PORT=${new URL(service.dynamoDbEndpoint).port} `;
-    lines.push(`More keys: ${store}npm run keys -- create --account ${DEV_ACCOUNT}`);
-  }
+  if (logsRequests) lines.push(`Request log: ${createRequestLog(dataDir)} (one line per request; the terminal keeps start-up, warnings and errors)`);
+  if (service.devChain) lines.push(`Dev chain ${service.devChain.chainId} at ${service.devChain.rpcUrl} (try: ${devChainPortPrefix(service.devChain.rpcUrl)}npm run chain -- accounts)`);
+  const devKey = (await listApiKeys(DEV_ACCOUNT)).length === 0 ? await firstDevKey(service, dataDir) : await laterDevKey(service, dataDir);
+  lines.push(...devKey.lines);
+  if (service.devChain) lines.push(...(await notificationLoop(service, service.devChain.rpcUrl, devKey)));
   return lines;
+}
+
+/** `DEV_CHAIN_PORT=<port> ` when the dev chain is not on its default port: what `npm run chain` needs to find it. */
+function devChainPortPrefix(rpcUrl: string): string {
+  const port = new URL(rpcUrl).port;
+  return port === String(DEFAULT_DEV_CHAIN_PORT) ? '' : `DEV_CHAIN_PORT=${port} `;
+}
+
+/** How the banner's commands name the dev key: a file holding it, or a shell variable the banner had set. */
+interface DevKey {
+  lines: string[];
+  /** What a command line puts in the API key header: `$(cat <file>)` or `$KEY`. */
+  shellValue: string;
+  file?: string;
+  /** How to set KEY, when the banner did not. */
+  howToSetKey?: string;
+}
+
+/**
+ * The one time a key is shown. On a terminal it is printed for whoever started the server; when
+ * stdout goes elsewhere (a log file, a pipe), it is written to a file only its owner can read, and
+ * only that file's path is printed, so that the key is never in a log.
+ */
+async function firstDevKey(service: LocalService, dataDir: string): Promise<DevKey> {
+  const { key } = await createApiKey(DEV_ACCOUNT);
+  const tryIt = (keyValue: string) => `  curl -s -H "${API_KEY_HEADER}: ${keyValue}" '${service.url}/v1/webhooks?pageSize=10'`;
+  if (process.stdout.isTTY) {
+    return {
+      lines: [
+        `Created an API key for account '${DEV_ACCOUNT}'. It is shown only this once:`,
+        `  ${key}`,
+        'Try it, in a second terminal (KEY keeps the key there for the commands below):',
+        `  KEY=${key};${tryIt('$KEY').slice(1)}`,
+      ],
+      shellValue: '$KEY',
+    };
+  }
+  const file = devKeyFile(dataDir);
+  await writeKeyFile(file, key);
+  logger.info('created an API key for the dev account', { account: DEV_ACCOUNT, file });
+  return {
+    lines: [`Created an API key for account '${DEV_ACCOUNT}' in ${file} (readable by you only). Try it:`, tryIt(`$(cat ${file})`)],
+    shellValue: `$(cat ${file})`,
+    file,
+  };
+}
+
+/** A start after the first: the dev key is in its file if it was written to one, else with whoever saw it at the first start. */
+async function laterDevKey(service: LocalService, dataDir: string): Promise<DevKey> {
+  // The keys CLI signs with its DATA_DIR's store credential.
+  const store = process.env.DYNAMODB_ENDPOINT ? '' : `${process.env.DATA_DIR ? `DATA_DIR=${dataDir} ` : ''}DYNAMODB_PORT=${new URL(service.dynamoDbEndpoint).port} `;
+  const lines = [`More keys: ${store}npm run keys -- create --account ${DEV_ACCOUNT}`];
+  const file = devKeyFile(dataDir);
+  if (await readKeyFile(file)) return { lines, shellValue: `$(cat ${file})`, file };
+  return { lines, shellValue: '$KEY', howToSetKey: `  (set KEY to the '${DEV_ACCOUNT}' key printed at the first start, or to one the line above makes)` };
+}
+
+const devKeyFile = (dataDir: string) => path.join(dataDir, 'dev-api-key');
+
+/** Where `npm run receiver` listens, and the API it asks for the shared secret, unless told otherwise (infra/receiver-cli.ts). */
+const RECEIVER_URL = 'http://127.0.0.1:4000/';
+const RECEIVER_DEFAULT_API = 'http://127.0.0.1:3000';
+
+/**
+ * The steps from a transaction to a notification on the dev chain: a receiver, a webhook pointing at
+ * it that watches the second dev account, and a transfer to that account.
+ */
+async function notificationLoop(service: LocalService, rpcUrl: string, devKey: DevKey): Promise<string[]> {
+  // The dev chain has just answered; should it not now, the rest of the banner still stands.
+  const [, watched] = await createWalletClient({ transport: http(rpcUrl) })
+    .getAddresses()
+    .catch(() => []);
+  if (!watched) return [];
+  const api = service.url === RECEIVER_DEFAULT_API ? '' : ` --api ${service.url}`;
+  const receiver = devKey.file ? `npm run receiver -- --key-file ${devKey.file}${api}` : 'npm run receiver';
+  const webhook = { url: RECEIVER_URL, chainId: service.devChain!.chainId, eventType: 'address_activity', metadata: { addresses: [watched] } };
+  return [
+    'From a transaction to a notification:',
+    ...(devKey.howToSetKey ? [devKey.howToSetKey] : []),
+    `  1. In a terminal of its own, a receiver that prints each notification${devKey.file ? ' and checks its signatures' : ''}:`,
+    `       ${receiver}`,
+    '  2. Where you tried the key, a webhook pointing at the receiver, watching the second dev account:',
+    `       curl -s -X POST -H "${API_KEY_HEADER}: ${devKey.shellValue}" -H 'content-type: application/json' '${service.url}/v1/webhooks' -d '${JSON.stringify(webhook)}'`,
+    '  3. Then send that account 1.5 ETH on the dev chain: within a second or so the receiver prints the notification.',
+    `       ${devChainPortPrefix(rpcUrl)}npm run chain -- send --to ${watched} --value 1.5`,
+  ];
 }
 
 /**
  * GATEWAY_PROCESSES: how many processes serve the API; by default one per core but one, which the
- * store's process needs, and at most 4. On 2 cores a second gateway process made the list and create
- * cost 40-60 % more CPU a request at concurrency 8 (bench/README.md).
+ * store's process needs, and at most 4: gateway processes beyond the free cores compete with the
+ * store for them, and each request costs more CPU (bench/README.md).
  */
 function gatewayProcessCount(): number {
   const given = process.env.GATEWAY_PROCESSES;
@@ -84,23 +165,6 @@ function devChainOptions() {
   const port = Number(process.env.DEV_CHAIN_PORT || DEFAULT_DEV_CHAIN_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigurationError(`DEV_CHAIN_PORT must be a port number, got '${process.env.DEV_CHAIN_PORT}'`);
   return { port, chainId };
-}
-
-/**
- * The one time a key is shown. On a terminal it is printed for whoever started the server; when
- * stdout goes elsewhere (a log file, a pipe), it is written to a file only its owner can read, and
- * only that file's path is printed, so that the key is never in a log.
- */
-async function firstDevKey(service: LocalService, dataDir: string): Promise<string[]> {
-  const { key } = await createApiKey(DEV_ACCOUNT);
-  const tryIt = (keyExpression: string) => `  curl -s -H "${API_KEY_HEADER}: ${keyExpression}" '${service.url}/v1/webhooks?pageSize=10'`;
-  if (process.stdout.isTTY) {
-    return [`Created an API key for account '${DEV_ACCOUNT}'. It is shown only this once:`, `  ${key}`, 'Try it:', tryIt(key)];
-  }
-  const file = path.join(dataDir, 'dev-api-key');
-  await writeKeyFile(file, key);
-  logger.info('created an API key for the dev account', { account: DEV_ACCOUNT, file });
-  return [`Created an API key for account '${DEV_ACCOUNT}' in ${file} (readable by you only). Try it:`, tryIt(`$(cat ${file})`)];
 }
 
 /**

@@ -106,6 +106,7 @@ function operation(route: Route) {
   return {
     operationId: route.operationId,
     summary: route.summary,
+    description: route.description,
     tags: [route.tag],
     parameters: [...parameters(route.pathParameters, 'path'), ...parameters(route.query, 'query')],
     ...(route.body && {

@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { render } from 'velocityjs';
 import { openApiDocument } from '../../lib/openapi/document';
 import { stageSettings } from '../../lib/config/stages';
-import { routeList } from '../../lib/routes';
+import { HEALTH_CHECK, routeList } from '../../lib/routes';
 import { GSI1, GSI2, GSI3, tableDefinition } from '../../lib/store/table';
 import { gatewayResponses } from '../../infra/gateway-responses';
 import { FOLLOW_CHAIN, QUARANTINED_BLOCKS, RUN_BACKFILLS } from '../../infra/chain-followers';
@@ -26,9 +26,11 @@ function lambdaRoutes(resources: Resources): string[] {
 describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
   const stage = stageSettings(stageName);
   const { template, resources } = synth(stageName);
-  const [documentResourceId] = ofType(resources, 'AWS::ApiGateway::Resource').find(([, resource]) => resource.Properties.PathPart === 'openapi.json')!;
+  const resourceIdOf = (pathPart: string) => ofType(resources, 'AWS::ApiGateway::Resource').find(([, resource]) => resource.Properties.PathPart === pathPart)![0];
+  const [documentResourceId, healthResourceId] = [resourceIdOf('openapi.json'), resourceIdOf(HEALTH_CHECK.path.slice(1))];
   const isDocumentMethod = (method: Resources[string]) =>
     method.Properties.ResourceId.Ref === documentResourceId && method.Properties.HttpMethod === 'GET';
+  const isHealthMethod = (method: Resources[string]) => method.Properties.ResourceId.Ref === healthResourceId && method.Properties.HttpMethod === 'GET';
 
   it('has exactly the routes of the route list the local gateway serves, each with its own Lambda', () => {
     expect(lambdaRoutes(resources)).toEqual(routeList.map((route) => `${route.method} ${route.path}`).sort());
@@ -60,9 +62,22 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     expect(render(template, { ref: 'X', schema: 'X', input: { body: 'X' }, context: {} })).toBe(JSON.stringify(openApiDocument()));
   });
 
+  it('answers GET /health without a key from a mock integration, {"status":"ok"}, and other methods there with a 405', () => {
+    const methods = ofType(resources, 'AWS::ApiGateway::Method').filter(([, method]) => method.Properties.ResourceId.Ref === healthResourceId);
+    const [, get] = methods.find(([, method]) => isHealthMethod(method))!;
+    expect(get.Properties).toMatchObject({ AuthorizationType: 'NONE', ApiKeyRequired: false, Integration: { Type: 'MOCK' } });
+    const template: string = get.Properties.Integration.IntegrationResponses[0].ResponseTemplates['application/json'];
+    expect(JSON.parse(render(template, {}))).toEqual({ status: 'ok' });
+    expect(get.Properties.Integration.IntegrationResponses[0].StatusCode).toBe('200');
+    for (const [, other] of methods.filter(([, method]) => !isHealthMethod(method))) {
+      expect(other.Properties).toMatchObject({ ApiKeyRequired: false, Integration: { Type: 'MOCK', IntegrationResponses: [{ StatusCode: '405' }] } });
+    }
+    expect(methods.length).toBeGreaterThan(1);
+  });
+
   it('answers other methods on a routed path with a 405 mock in the error shape', () => {
     const mocks = ofType(resources, 'AWS::ApiGateway::Method').filter(
-      ([, method]) => method.Properties.Integration?.Type === 'MOCK' && !isDocumentMethod(method),
+      ([, method]) => method.Properties.Integration?.Type === 'MOCK' && !isDocumentMethod(method) && !isHealthMethod(method),
     );
     expect(mocks.length).toBeGreaterThan(0);
     for (const [, mock] of mocks) {

@@ -2,6 +2,7 @@ import { chmod, cp, lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { useTempDir } from '../support/temp-dir';
+import { requestLogFileOf } from '../../infra/local/local-logger';
 import { logLines, runScript, startServerProcess } from '../support/processes';
 
 const dataDirs = useTempDir('webhooks-data-dir-private-');
@@ -44,6 +45,9 @@ describe('npm start keeps DATA_DIR private and its store to its own processes', 
     const credentialFile = path.join(dataDir, 'store-credential');
     const server = await startServerProcess({ DATA_DIR: dataDir });
     try {
+      // A request first, so that its line is in the request log when the modes are checked.
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+      await expect(readFile(requestLogFileOf(dataDir), 'utf8')).resolves.toContain('"path":"/health"');
       expect(await openToOthers(dataDir)).toEqual([]);
       const port = server.dynamoDbPort;
       const fromPage = await fetch(`http://127.0.0.1:${port}`, {

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { requestLogFileOf } from '../../infra/local/local-logger';
 import { logLines, startServerProcess, type RunningServer } from '../support/processes';
 import { rawExchange } from '../support/raw-http';
 import { useTempDir } from '../support/temp-dir';
@@ -8,6 +9,9 @@ import { useTempDir } from '../support/temp-dir';
 const dataDirs = useTempDir('webhooks-gateway-processes-');
 
 let server: RunningServer | undefined;
+let dataDir: string;
+/** The lines of the request log npm start writes under its DATA_DIR. */
+const requestLogLines = () => logLines(readFileSync(requestLogFileOf(dataDir), 'utf8'));
 afterAll(async () => {
   await server?.stop('SIGTERM');
 });
@@ -26,7 +30,7 @@ function getOnNewConnection(url: string, headers: Record<string, string>): Promi
 
 describe('npm start with two gateway processes', () => {
   it('serves from both, and throttles a key in one bucket across them', async () => {
-    const dataDir = path.join(dataDirs(), 'data');
+    dataDir = path.join(dataDirs(), 'data');
     // A burst of 3 and almost no refill: per-process buckets would let 6 through.
     server = await startServerProcess({ DATA_DIR: dataDir, GATEWAY_PROCESSES: '2', THROTTLE_BURST_LIMIT: '3', THROTTLE_RATE_LIMIT: '0.001' });
     const headers = { 'x-service-api-key': readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim() };
@@ -39,7 +43,7 @@ describe('npm start with two gateway processes', () => {
     expect(statuses.slice(3)).toEqual(Array(5).fill(429));
 
     await new Promise((resolve) => setTimeout(resolve, 200)); // the last request lines
-    const servedBy = new Set(logLines(server.output()).filter((line) => line.message === 'request').map((line) => line.pid));
+    const servedBy = new Set(requestLogLines().filter((line) => line.message === 'request').map((line) => line.pid));
     expect(servedBy).toEqual(new Set(gateways));
   });
 
@@ -48,7 +52,7 @@ describe('npm start with two gateway processes', () => {
     const requestId = /^x-request-id: (\S+)$/im.exec(answer)?.[1];
     expect(requestId).toBeDefined();
     await new Promise((resolve) => setTimeout(resolve, 200)); // the line
-    expect(logLines(server!.output()).filter((line) => line.requestId === requestId)).toEqual([
+    expect(requestLogLines().filter((line) => line.requestId === requestId)).toEqual([
       expect.objectContaining({ message: 'request', status: 400, parseError: expect.stringMatching(/^HPE_/) }),
     ]);
   });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { useTempDir } from '../support/temp-dir';
 import { webhookInput } from '../support/factories';
 import { freePort } from '../support/npm-start';
+import { requestLogFileOf } from '../../infra/local/local-logger';
 import { logLines, runScript, startServerProcess, type RunningServer } from '../support/processes';
 
 const KEY_PATTERN = /whk_[A-Za-z0-9_-]{43}/;
@@ -30,6 +31,15 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     expect(key).toMatch(new RegExp(`^${KEY_PATTERN.source}$`));
     expect(first.output()).toContain(keyFile);
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // The banner names the request log, and the loop from a transaction to a notification with the key it wrote.
+    const requestLog = requestLogFileOf(dataDirPath());
+    expect(first.output()).toContain(`Request log: ${requestLog}`);
+    await waitForOutput(first, /npm run chain -- send --to 0x[0-9a-fA-F]{40} --value 1\.5\n/);
+    expect(first.output()).toContain(`npm run receiver -- --key-file ${keyFile} --api ${first.url}`);
+    expect(first.output()).toContain(
+      `curl -s -X POST -H "x-service-api-key: $(cat ${keyFile})" -H 'content-type: application/json' '${first.url}/v1/webhooks' -d '{"url":"http://127.0.0.1:4000/","chainId":"31337",`,
+    );
+    expect((await fetch(`${first.url}/health`)).status).toBe(200);
 
     const created: string[] = [];
     for (let index = 0; index < 3; index += 1) {
@@ -77,8 +87,15 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     expect(firstOutput).not.toContain(secret);
     expect(firstOutput).not.toContain('NodeVersionSupportWarning');
     expect(firstOutput).toContain('"message":"stopped"');
+    // Request lines go to the request log, 0600, not to the terminal.
+    expect(logLines(firstOutput).filter((line) => line.message === 'request')).toEqual([]);
+    expect(statSync(requestLog).mode & 0o777).toBe(0o600);
+    const requestLines = readFileSync(requestLog, 'utf8');
+    expect(requestLines).not.toContain(key);
+    expect(requestLines).not.toContain(acme.lastLine);
+    expect(requestLines).not.toContain(secret);
     // Each request's log line names the caller's account, never its key.
-    const requests = logLines(firstOutput).filter((line) => line.message === 'request');
+    const requests = logLines(requestLines).filter((line) => line.message === 'request');
     expect(requests.filter((line) => line.path === '/v1/webhooks' && line.method === 'POST')).toEqual(
       Array.from({ length: 3 }, () => expect.objectContaining({ status: 201, account: 'dev' })),
     );
@@ -121,3 +138,12 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     expect(result.stderr).toContain("Unknown command 'frobnicate'");
   });
 });
+
+/** Resolves once what the server printed matches: the banner is written after the line startServerProcess waits for. */
+async function waitForOutput(server: RunningServer, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!pattern.test(server.output())) {
+    if (Date.now() > deadline) throw new Error(`the server never printed ${pattern}; it printed:\n${server.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

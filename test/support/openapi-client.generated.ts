@@ -9,7 +9,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Generate or rotate the shared secret */
+        /**
+         * Generate or rotate the shared secret
+         * @description Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. A request body is not needed: an empty body or any JSON object is ignored.
+         */
         post: operations["generateOrRotateSharedSecret"];
         delete?: never;
         options?: never;
@@ -24,7 +27,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get the shared secret */
+        /**
+         * Get the shared secret
+         * @description The account's current shared secret (a replaced one still signing during its grace period is not shown). A 404 until one is generated, by a call to generateOrRotateSharedSecret or by the account's first notification.
+         */
         get: operations["getSharedSecret"];
         put?: never;
         post?: never;
@@ -41,10 +47,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhooks */
+        /**
+         * List webhooks
+         * @description The account's webhooks, active and inactive or of one `status`, newest first, `pageSize` at a time: every page is full but the last, which has no `nextPageToken`. Paging shows every webhook that exists throughout exactly once. A page token is signed over the account and the status filter: another account's or filter's token is a 400. On AWS a change of status may take a moment to show in a list filtered by status.
+         */
         get: operations["listWebhooks"];
         put?: never;
-        /** Create a webhook */
+        /**
+         * Create a webhook
+         * @description Creates a webhook, `active`, that is notified of every transaction touching one of `metadata.addresses` on `chainId`, which must be a chain this service follows (`GET /v1/chains` lists them). Addresses are stored lower-cased and de-duplicated; one in mixed case must hold its EIP-55 checksum. The response shows the first 100 addresses in address order (`GET /v1/webhooks/{id}/addresses` lists them all). The account's limits on webhooks and addresses apply: a 400 names the limit.
+         */
         post: operations["createWebhook"];
         delete?: never;
         options?: never;
@@ -59,15 +71,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook */
+        /**
+         * Get a webhook
+         * @description The webhook, active or inactive, with its first 100 addresses in address order. A webhook of another account, or one deleted for good, is a 404.
+         */
         get: operations["getWebhook"];
         put?: never;
         post?: never;
-        /** Deactivate a webhook, or remove it with permanent=true */
+        /**
+         * Deactivate a webhook, or remove it with permanent=true
+         * @description Without `permanent` (the hosted API's deactivateWebhook), nothing is deleted: the webhook stays, `inactive`, and is answered as it now is (again on an inactive webhook: still a 200). An inactive webhook is not notified of activity on its chain, and its pending messages wait; `PATCH {"status":"active"}` reactivates it. With `permanent=true` the webhook is removed for good and answered as it was: from then on it and its delivery log are a 404, and its addresses and backfills are purged in the background.
+         */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
-        /** Update a webhook */
+        /**
+         * Update a webhook
+         * @description Sets the fields given, at least one of `name`, `description`, `url`, `status`, `includeInternalTxs`, `includeLogs` and `metadata.eventSignatures`, and keeps the rest. `chainId` and `eventType` cannot change, and addresses change through `/v1/webhooks/{id}/addresses` (`metadata.addresses` here is a 400). Setting `status` to `active` also sends the messages that waited while the webhook was inactive.
+         */
         patch: operations["updateWebhook"];
         trace?: never;
     };
@@ -78,15 +99,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a webhook's addresses */
+        /**
+         * List a webhook's addresses
+         * @description Every address of the webhook, in address order (lower-case hexadecimal), `pageSize` at a time, with `totalAddresses`. Full pages; the last has no `nextPageToken`. A page token is signed over the account and the webhook: another webhook's is a 400.
+         */
         get: operations["getAddressesFromWebhook"];
         put?: never;
         post?: never;
-        /** Remove addresses from a webhook */
+        /**
+         * Remove addresses from a webhook
+         * @description Removes addresses from the webhook's set; absent ones are fine and change nothing. Removing every address is allowed: the webhook then watches nothing until it is given addresses again. Applied one change at a time per webhook, as adding is (a 503 with Retry-After after 8 seconds of waiting).
+         */
         delete: operations["removeAddressesFromWebhook"];
         options?: never;
         head?: never;
-        /** Add addresses to a webhook */
+        /**
+         * Add addresses to a webhook
+         * @description Adds addresses to the webhook's set; addresses already in it are fine and change nothing. Changes to one webhook's addresses are applied one at a time: a call waits up to 8 seconds for the change under way, then answers 503 with Retry-After. The limits on addresses per call, per webhook and per account apply: past one, a 400 and nothing added. Answers the webhook, its first 100 addresses in address order; `totalAddresses` of the addresses listing is exact once the call has answered.
+         */
         patch: operations["addAddressesToWebhook"];
         trace?: never;
     };
@@ -97,7 +127,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a webhook's delivery log */
+        /**
+         * List a webhook's delivery log
+         * @description The webhook's delivery log, newest first: one entry per message with its status (`pending`, `succeeded` or `failed`), attempts and last outcome, and how its URL's endpoint is doing. A page may hold fewer than `pageSize` entries and still carry a `nextPageToken`: the search for the messages of a status is bounded per call, so follow the token until there is none. Messages are kept for the retention period (30 days by default).
+         */
         get: operations["listDeliveries"];
         put?: never;
         post?: never;
@@ -114,7 +147,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one message: body as sent and its attempts */
+        /**
+         * Get one message: body as sent and its attempts
+         * @description One message of the webhook: the body exactly as sent (the bytes signed) and every attempt with its outcome. A message of a webhook deleted for good is a 404.
+         */
         get: operations["getDelivery"];
         put?: never;
         post?: never;
@@ -133,7 +169,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a message again now */
+        /**
+         * Send a message again now
+         * @description Sends the message again now, with the same message id, whatever its status. A pending message's next attempt is brought forward (it stays on its retry schedule); a finished one gets one manual attempt, whose outcome is its new status. A 409 while an attempt of the message is under way: its outcome would overwrite the retry's; retry once that outcome shows in the log. A 400 when the webhook is inactive.
+         */
         post: operations["retryDelivery"];
         delete?: never;
         options?: never;
@@ -150,7 +189,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Queue again every failed message since a time */
+        /**
+         * Queue again every failed message since a time
+         * @description Queues again every failed message of the webhook created since `since` (milliseconds), each for one manual attempt, and answers how many were queued: at most 1 000 a call, a second call takes up the rest. Messages past their retention period are left out. A 400 when the webhook is inactive; calls per webhook and per account per minute are limited (a 429 with Retry-After).
+         */
         post: operations["recoverFailedDeliveries"];
         delete?: never;
         options?: never;
@@ -167,7 +209,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a test notification */
+        /**
+         * Send a test notification
+         * @description Records and sends a well-formed `address_activity` notification about the webhook's first address, signed, retried and logged like any other. It is told apart by its block: number "0", hash all zeros. A 400 when the webhook is inactive; test notifications per webhook and per account per minute are limited (a 429 with Retry-After).
+         */
         post: operations["sendTestNotification"];
         delete?: never;
         options?: never;
@@ -182,10 +227,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a webhook's backfills, newest first */
+        /**
+         * List a webhook's backfills, newest first
+         * @description The webhook's backfills, newest first, running and ended: each with its range, the next block to take and how many notifications it has recorded. The oldest ended ones are deleted when another starts beyond those kept per webhook.
+         */
         get: operations["listBackfills"];
         put?: never;
-        /** Notify a webhook of past blocks' activity */
+        /**
+         * Notify a webhook of past blocks' activity
+         * @description Starts notifying the webhook of its addresses' activity in past blocks, from `fromBlock` to `toBlock` (by default the chain's checkpoint, after which the live follower notifies), as it would have been notified live. Answers the backfill, `running`; the chain's runner does the work in the background. One backfill runs at a time per webhook, and 3 per account by default; past a limit, a 400 naming it. A 400 when the webhook is inactive or its chain is not followed yet.
+         */
         post: operations["createBackfill"];
         delete?: never;
         options?: never;
@@ -200,11 +251,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a backfill: its status and progress */
+        /**
+         * Get a backfill: its status and progress
+         * @description The backfill: `running`, `completed`, `cancelled` or `failed` (with its `reason`), its range, the next block to take and how many notifications it has recorded.
+         */
         get: operations["getBackfill"];
         put?: never;
         post?: never;
-        /** Cancel a running backfill (what it recorded stays recorded) */
+        /**
+         * Cancel a running backfill (what it recorded stays recorded)
+         * @description Stops a running backfill: it ends `cancelled`, and the notifications it recorded stay recorded and are still sent. Nothing is deleted: it stays listed. A backfill that had already ended is answered as it is, unchanged.
+         */
         delete: operations["cancelBackfill"];
         options?: never;
         head?: never;
@@ -218,7 +275,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the followed chains, with how far each is followed */
+        /**
+         * List the followed chains, with how far each is followed
+         * @description The chains this service follows (a webhook on another is refused), each in the hosted Data API's shape, with how far it is followed: the checkpoint block (notified up to there), the head seen and the lag between them, and its quarantined blocks. `status` is `UNAVAILABLE` when the chain's head has not been seen for two minutes.
+         */
         get: operations["listChains"];
         put?: never;
         post?: never;

@@ -11,7 +11,7 @@ const ROOT = path.resolve(__dirname, '../../..');
 const OPENAPI_FILE = 'openapi.json';
 const run = promisify(execFile);
 const document = openApiDocument();
-type Operation = { operationId: string; parameters: { name: string; in: string; required: boolean; schema: Record<string, unknown> }[]; responses: Record<string, unknown>; requestBody?: unknown };
+type Operation = { operationId: string; summary: string; description: string; parameters: { name: string; in: string; required: boolean; schema: Record<string, unknown> }[]; responses: Record<string, unknown>; requestBody?: unknown };
 const operations = document.paths as Record<string, Record<string, Operation>>;
 
 describe('the API document', () => {
@@ -44,6 +44,17 @@ describe('the API document', () => {
     }
     expect(operations['/v1/webhooks/{id}/deliveries/{messageId}/retry']!.post!.responses['409']).toBeDefined();
     expect(operations['/v1/webhooks:getSharedSecret']!.get!.responses['404']).toBeDefined();
+  });
+
+  it('describes every operation beyond its summary', () => {
+    for (const methods of Object.values(operations)) {
+      for (const operation of Object.values(methods)) {
+        expect(operation.description).toEqual(expect.stringMatching(/\S/));
+        expect(operation.description).not.toBe(operation.summary);
+      }
+    }
+    expect(operations['/v1/webhooks/{id}']!.delete!.description).toMatch(/inactive[\s\S]*permanent=true[\s\S]*for good/);
+    expect(operations['/v1/webhooks/{id}/deliveries/{messageId}/retry']!.post!.description).toMatch(/409 while an attempt of the message is under way/);
   });
 
   it('gives parameters their bounds, defaults and enums', () => {
