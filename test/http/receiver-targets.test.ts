@@ -21,7 +21,8 @@ const api = webhooksApi(client);
 
 const receiverPort = () => new URL(receiver.url).port;
 const apiPort = () => new URL(client.url()).port;
-const storePort = () => process.env.DYNAMODB_PORT!;
+// DynamoDB Local's, in the cross-check (docs/testing.md).
+const storePort = () => (process.env.DYNAMODB_ENDPOINT ? new URL(process.env.DYNAMODB_ENDPOINT).port : process.env.DYNAMODB_PORT!);
 const ownPortReason = (port: string) => `loopback address 127.0.0.1 port ${port}, one of the service's own ports`;
 
 const refusedTargets: Array<[string, () => string, () => string]> = [

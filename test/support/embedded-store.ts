@@ -5,8 +5,8 @@ import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from '../..
  * Starts an in-memory embedded DynamoDB server for the test file and points the process's
  * configuration (read by lib/config like on Lambda) at it. Call at the top level of a test file.
  *
- * With TEST_DYNAMODB_ENDPOINT set (e.g. AWS's DynamoDB Local), the tests run against that server
- * instead: the fidelity cross-check described in the README.
+ * With TEST_DYNAMODB_ENDPOINT set (AWS's DynamoDB Local: `npm run test:dynamodb-local`), the tests
+ * run against that server instead, in a namespace of the file's own (see env.ts).
  */
 export function useEmbeddedStore(env: Record<string, string> = {}): void {
   let store: EmbeddedDynamoDb | undefined;
