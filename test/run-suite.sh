@@ -5,12 +5,13 @@
 # bounds a quiet account's latency, which the other line's load alone can push past its bound.
 # Fails when any fails; the process line's output follows the other's.
 set -uo pipefail
+# Each jest line names its paths before --testPathIgnorePatterns, which takes every argument after it.
 cd "$(dirname "$0")/.."
 alone='test/process/noisy-neighbour\.test\.ts'
 processes_output=$(mktemp)
-npx jest --maxWorkers=1 --testPathIgnorePatterns="$alone" test/process >"$processes_output" 2>&1 &
+npx jest --maxWorkers=1 test/process --testPathIgnorePatterns="$alone" >"$processes_output" 2>&1 &
 processes=$!
-npx jest --maxWorkers=1 --testPathIgnorePatterns=/test/process/ "$@"
+npx jest --maxWorkers=1 "$@" --testPathIgnorePatterns=/test/process/
 rest=$?
 wait "$processes"
 processes_status=$?
