@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { signingKey, verifyNotification, type Verification } from '../lib/deliveries/signing';
-import { MAX_BODY_BYTES as MAX_NOTIFICATION_BYTES } from '../lib/store/messages';
+import { MAX_NOTIFICATION_BYTES } from '../lib/store/messages';
 import { readBoundedBody } from './local/request-body';
 import { ReceiverError, REFETCH_PAUSE_MS, secretSource } from './receiver-secret';
 import { terminalSafe } from './terminal-text';
@@ -14,7 +14,7 @@ import { terminalSafe } from './terminal-text';
 const DEFAULT_API = `http://127.0.0.1:${process.env.PORT ?? 3000}`;
 
 /** The largest body read: the service's largest notification, and room for a little more. */
-const MAX_BODY_BYTES = MAX_NOTIFICATION_BYTES + 64 * 1024;
+const MAX_RECEIVED_BYTES = MAX_NOTIFICATION_BYTES + 64 * 1024;
 
 const USAGE = `Usage:
   npm run receiver -- [--port 4000] [--host 127.0.0.1] [--secret-file <file> | --key-file <file> [--api <url>]] [--fail N]
@@ -22,7 +22,7 @@ const USAGE = `Usage:
 A local receiver to try the service with: give a webhook the URL printed on the first line. Each POST
 is answered 200 {"received":true} and printed: time, messageId, eventType, attempt number (per
 messageId), whether x-signature and webhook-signature hold, then the body. What a sender controls is
-printed with control characters and bidirectional marks escaped (as \\u001b); a body over ${MAX_BODY_BYTES}
+printed with control characters and bidirectional marks escaped (as \\u001b); a body over ${MAX_RECEIVED_BYTES}
 bytes is answered 413 and not read.
 
   --port N        port to listen on (default 4000; 0 picks a free one)
@@ -140,11 +140,11 @@ async function startReceiver(options: Options): Promise<void> {
       return;
     }
     // The rest of a body over the bound is drained, for the sender, still sending, to get the 413.
-    void readBoundedBody(request, MAX_BODY_BYTES, 'drain').then(async (bytes) => {
+    void readBoundedBody(request, MAX_RECEIVED_BYTES, 'drain').then(async (bytes) => {
       if (bytes === undefined) {
-        const line = [new Date().toISOString(), headerValues(request.headers)['webhook-id'] ?? '(no webhook-id)', `body over ${MAX_BODY_BYTES} bytes: not read`, '→ 413'];
+        const line = [new Date().toISOString(), headerValues(request.headers)['webhook-id'] ?? '(no webhook-id)', `body over ${MAX_RECEIVED_BYTES} bytes: not read`, '→ 413'];
         process.stdout.write(`${terminalSafe(line.join('  '))}\n\n`);
-        response.writeHead(413, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `bodies over ${MAX_BODY_BYTES} bytes are not read` }));
+        response.writeHead(413, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `bodies over ${MAX_RECEIVED_BYTES} bytes are not read` }));
         return;
       }
       const rawBody = bytes.toString('utf8');

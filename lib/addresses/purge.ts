@@ -8,7 +8,7 @@ import { runtimeConfig } from '../config/runtime';
 import { uncountWebhook } from '../limits/account-limits';
 import { addressLeaseExpiryOf, deleteAddressChange, getAddressChange, queryWebhookAddresses, webhookAddressWrites } from '../store/addresses';
 import { deleteWebhookBackfills } from '../store/backfills';
-import { inChunks, writeItems } from '../store/batch';
+import { forEachChunk, writeItems } from '../store/batch';
 import {
   deletePurgeJob,
   markPurgeJobReady,
@@ -127,7 +127,7 @@ async function purge(job: PurgeJob, heldUntil: number, deadline: number): Promis
 async function purgeAddresses(job: PurgeJob, addresses: string[]): Promise<void> {
   await writeItems(watcherWrites(job.chainId, job.webhookId, addresses, 'remove'));
   const stillWatched: string[] = [];
-  await inChunks(addresses, 1, HEAD_CHECKS_IN_PARALLEL, async ([address]) => {
+  await forEachChunk(addresses, 1, HEAD_CHECKS_IN_PARALLEL, async ([address]) => {
     const { headToken, watched } = await watchState(job.chainId, address!);
     if (watched) stillWatched.push(address!);
     else if (headToken !== undefined) await deleteHeadIfUnchanged(job.chainId, address!, headToken);

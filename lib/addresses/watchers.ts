@@ -7,7 +7,7 @@
  * - one query for the chain's inactive webhooks (a few thousand ids a request), so that an inactive
  *   webhook costs nothing per address.
  */
-import { inChunks } from '../store/batch';
+import { forEachChunk } from '../store/batch';
 import { deleteHeadIfUnchanged, inactiveWebhookIds, queryWatchers, readWatchHeads, saveWatchers } from '../store/watch-index';
 
 const QUERIES_IN_PARALLEL = 16;
@@ -34,7 +34,7 @@ export async function findActiveWatchers(chainId: string, addresses: string[]): 
     const active = watchers.filter((webhookId) => !inactive.ids.has(webhookId));
     if (active.length > 0) matches.set(address, active);
   };
-  await inChunks(heads.heads, 1, QUERIES_IN_PARALLEL, async ([head]) => {
+  await forEachChunk(heads.heads, 1, QUERIES_IN_PARALLEL, async ([head]) => {
     if (head!.watchers) return keep(head!.address, head!.watchers);
     const { watchers, requests } = await queryWatchers(chainId, head!.address);
     reads.watcherQueries += requests;

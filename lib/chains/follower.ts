@@ -10,7 +10,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
 import { recordNotifications } from '../deliveries/messages';
 import type { QueueSender } from '../deliveries/queue';
-import { inChunks } from '../store/batch';
+import { forEachChunk } from '../store/batch';
 import { originOf } from '../store/endpoint-health';
 import { getCheckpoint, getUnhashedCheckpoint, moveCheckpoint, putQuarantinedBlock, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
 import { describeFault, isNodeUnavailable, isTransientFault } from './faults';
@@ -285,7 +285,7 @@ export class ChainFollower {
         failures.push({ data, match, error });
       }
     } else {
-      await inChunks(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
+      await forEachChunk(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
         const { data, match } = item!;
         try {
           recorded += (await recordNotifications(match.account, match.webhook.id, notifications.of(data, match), this.queue, originOf(match.webhook.url))).length;

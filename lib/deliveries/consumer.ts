@@ -4,7 +4,7 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { logger } from '../logger';
 import { coalescingReader, type ItemReader } from '../store/batch';
 import { admitAttempt } from './admission';
-import { attemptDelivery, deferDelivery, prepareDelivery, type Attempted, type Delivery } from './deliver';
+import { attemptDelivery, deferDelivery, prepareDelivery, type Attempted, type PreparedAttempt } from './deliver';
 import { parseQueuedDelivery, type QueueRecord, type QueueSender, type QueuedDelivery } from './queue';
 import { sweepGraceMs } from './sweep';
 import { resolveTarget, type ResolvedTarget } from './target-guard';
@@ -70,7 +70,7 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger }: Consu
  * Leaves a message for later without an attempt, none of its schedule spent: queued again for
  * `until`, and its sweep time moved past it when the sweep would take it up before.
  */
-async function putOff(delivery: Delivery, queued: QueuedDelivery, until: number, queue: QueueSender): Promise<void> {
+async function putOff(delivery: PreparedAttempt, queued: QueuedDelivery, until: number, queue: QueueSender): Promise<void> {
   const sweepAt = until + sweepGraceMs();
   if (sweepAt > delivery.message.sweepAt!) await deferDelivery(delivery, sweepAt);
   const { account, webhookId, messageId } = queued;

@@ -31,7 +31,7 @@ import type { Resolver } from './target-guard';
 import { USER_AGENT } from './user-agent';
 
 /** What an attempt needs, read at once: the message, its webhook and the account's secrets. */
-export interface Delivery {
+export interface PreparedAttempt {
   message: Message;
   webhook: Webhook;
   secrets?: SigningSecrets;
@@ -42,7 +42,7 @@ export interface Delivery {
 
 /** What became of a message asked for by the queue or the sweep, before any attempt. */
 export type Prepared =
-  | { kind: 'ready'; delivery: Delivery }
+  | { kind: 'ready'; delivery: PreparedAttempt }
   /** Nothing to do now: finished, under way elsewhere, queued for its time, parked for its webhook, or gone. */
   | { kind: 'none' };
 
@@ -90,7 +90,7 @@ export async function prepareDelivery(ref: MessageRef & { origin?: string }, que
 }
 
 /** Keeps the sweep off a due message until `until`, put off by admission: no attempt is made or counted. */
-export async function deferDelivery({ message }: Delivery, until: number): Promise<void> {
+export async function deferDelivery({ message }: PreparedAttempt, until: number): Promise<void> {
   await postponeSweep(message, message.sweepAt!, Math.round(until));
 }
 
@@ -125,7 +125,7 @@ export interface AttemptContext {
  * records what happened and what follows (success, the next attempt of the schedule, queued for its
  * time, or failure, which deactivates the webhook), and logs it.
  */
-export async function attemptDelivery({ message, webhook, secrets, origin }: Delivery, { queue, log = logger, resolve }: AttemptContext): Promise<Attempted> {
+export async function attemptDelivery({ message, webhook, secrets, origin }: PreparedAttempt, { queue, log = logger, resolve }: AttemptContext): Promise<Attempted> {
   const config = runtimeConfig();
   const settings = config.delivery;
   const startedAt = Date.now();

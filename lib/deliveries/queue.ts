@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { DeliverySettings } from '../config/stages';
-import { inChunks } from '../store/batch';
+import { forEachChunk } from '../store/batch';
 import { rescheduleMessage, type MessageRef, type MessageState, type RescheduleOptions } from '../store/messages';
 import { sweepGraceMs } from './sweep';
 
@@ -107,7 +107,7 @@ export async function queueAgainNow<M extends MessageState>(messages: M[], how: 
   const now = Date.now();
   const sweepAt = now + sweepGraceMs();
   const requeued: M[] = [];
-  await inChunks(messages, 1, REQUEUE_PARALLEL, async ([message]) => {
+  await forEachChunk(messages, 1, REQUEUE_PARALLEL, async ([message]) => {
     if (await rescheduleMessage(message!, { at: now, sweepAt, now, ...how(message!) })) requeued.push(message!);
   });
   await queue.send(requeued.map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId, at: now })));

@@ -10,7 +10,7 @@ import type { SQSRecordAttributes } from 'aws-lambda';
 import { isLoopbackHttpUrl, localServiceCredentials } from '../config/local-services';
 import { runtimeConfig, type RuntimeConfig } from '../config/runtime';
 import { logger } from '../logger';
-import { inChunks } from '../store/batch';
+import { forEachChunk } from '../store/batch';
 import { NO_QUEUE, queueEntries, type DeliveryQueue, type QueueRecord, type QueuedDelivery, type QueueSender } from './queue';
 
 /** SendMessageBatch, ReceiveMessage and DeleteMessageBatch take at most 10 messages. */
@@ -38,7 +38,7 @@ export class SqsDeliveryQueue implements DeliveryQueue {
   async send(deliveries: QueuedDelivery[]): Promise<void> {
     const entries = queueEntries(deliveries, Date.now());
     const unsent = { count: 0, codes: new Set<string>() };
-    await inChunks(entries, SQS_BATCH, PARALLEL_BATCHES, async (chunk) => {
+    await forEachChunk(entries, SQS_BATCH, PARALLEL_BATCHES, async (chunk) => {
       try {
         const { Failed = [] } = await this.client.send(
           new SendMessageBatchCommand({
@@ -82,7 +82,7 @@ export class SqsDeliveryQueue implements DeliveryQueue {
   /** A record SQS fails to delete is logged: it comes back after its visibility timeout, and its attempt is claimed in the table, so it is not made twice. */
   async acknowledge(records: QueueRecord[]): Promise<void> {
     let failed = 0;
-    await inChunks(records, SQS_BATCH, PARALLEL_BATCHES, async (chunk) => {
+    await forEachChunk(records, SQS_BATCH, PARALLEL_BATCHES, async (chunk) => {
       const { Failed = [] } = await this.client.send(
         new DeleteMessageBatchCommand({
           QueueUrl: this.queueUrl,

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type * as z from '../schemas/zod';
 import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../errors';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
 /**
  * Query parameters as one string each. A parameter with an empty value counts as absent;
@@ -56,8 +56,8 @@ export function jsonBody(event: APIGatewayProxyEvent): Record<string, unknown> {
     throw new UnsupportedMediaType(`Request body must be JSON: send it with content-type application/json, not ${JSON.stringify(contentType)}`);
   }
   const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
-  if ((typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength) > MAX_BODY_BYTES) {
-    throw new PayloadTooLarge(`Request body is larger than the limit of ${MAX_BODY_BYTES} bytes`);
+  if ((typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength) > MAX_REQUEST_BODY_BYTES) {
+    throw new PayloadTooLarge(`Request body is larger than the limit of ${MAX_REQUEST_BODY_BYTES} bytes`);
   }
   let parsed: unknown;
   try {

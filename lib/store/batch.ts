@@ -26,8 +26,8 @@ function writeRequest(write: ItemWrite): WriteRequest {
   return 'put' in write ? { PutRequest: { Item: toAttributes(write.put) } } : { DeleteRequest: { Key: toAttributes(write.delete) } };
 }
 
-/** Runs `task` on every chunk, at most `parallel` at a time. */
-export async function inChunks<T>(values: T[], size: number, parallel: number, task: (chunk: T[]) => Promise<void>): Promise<void> {
+/** Runs `task` on each chunk of `size` values, at most `concurrency` chunks at a time. */
+export async function forEachChunk<T>(values: T[], size: number, concurrency: number, task: (chunk: T[]) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < values.length) {
@@ -36,7 +36,7 @@ export async function inChunks<T>(values: T[], size: number, parallel: number, t
       await task(values.slice(start, start + size));
     }
   };
-  await Promise.all(Array.from({ length: Math.min(parallel, Math.ceil(values.length / size)) }, worker));
+  await Promise.all(Array.from({ length: Math.min(concurrency, Math.ceil(values.length / size)) }, worker));
 }
 
 const pause = (round: number) => new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
@@ -53,7 +53,7 @@ export async function writeItems(writes: ItemWrite[], options: { beforeRetry?: (
   const table = tableName();
   let requests = 0;
   let retrying: Promise<void> | undefined;
-  await inChunks(writes, WRITE_BATCH, PARALLEL_REQUESTS, async (chunk) => {
+  await forEachChunk(writes, WRITE_BATCH, PARALLEL_REQUESTS, async (chunk) => {
     let pending = chunk.map(writeRequest);
     for (let round = 0; pending.length > 0; round += 1) {
       if (round === MAX_ROUNDS) throw new ServiceUnavailable();
@@ -84,7 +84,7 @@ export async function readItems(keys: TableKey[], projection?: string[], { event
   const items: Item[] = [];
   let requests = 0;
   const names = projection && Object.fromEntries(projection.map((name, index) => [`#p${index}`, name]));
-  await inChunks(keys, GET_BATCH, PARALLEL_REQUESTS, async (chunk) => {
+  await forEachChunk(keys, GET_BATCH, PARALLEL_REQUESTS, async (chunk) => {
     let pending: Record<string, AttributeValue>[] = chunk.map((key) => toAttributes(key as unknown as Item));
     for (let round = 0; pending.length > 0; round += 1) {
       if (round === MAX_ROUNDS) throw new ServiceUnavailable();

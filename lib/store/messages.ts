@@ -3,7 +3,7 @@ import { runtimeConfig } from '../config/runtime';
 import { envelopeAround } from '../deliveries/signing';
 import { tableName } from './client';
 import { conditionHeld, unlessConditionFails } from './conditional-write';
-import { inChunks, keyText, readItems } from './batch';
+import { forEachChunk, keyText, readItems } from './batch';
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
@@ -97,17 +97,17 @@ export interface Message extends MessageState {
  */
 export const ATTEMPTS_KEPT = 25;
 /** The largest notification body: receivers get it whole. */
-export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+export const MAX_NOTIFICATION_BYTES = 5 * 1024 * 1024;
 /** What a body item holds at most: the event, compressed, must fit in this. */
 export const MAX_STORED_BODY_BYTES = 256 * 1024;
 
-/** A notification too large to record: over MAX_BODY_BYTES, or its event over MAX_STORED_BODY_BYTES compressed. */
+/** A notification too large to record: over MAX_NOTIFICATION_BYTES, or its event over MAX_STORED_BODY_BYTES compressed. */
 export class NotificationTooLarge extends Error {
   constructor(
     readonly bytes: number,
     readonly storedBytes: number,
   ) {
-    super(`notification of ${bytes} bytes (${storedBytes} stored) is over the limits of ${MAX_BODY_BYTES} bytes (${MAX_STORED_BODY_BYTES} stored)`);
+    super(`notification of ${bytes} bytes (${storedBytes} stored) is over the limits of ${MAX_NOTIFICATION_BYTES} bytes (${MAX_STORED_BODY_BYTES} stored)`);
     this.name = 'NotificationTooLarge';
   }
 }
@@ -142,13 +142,13 @@ const DEFLATE_OVERHEAD_BYTES = 1024;
 
 /**
  * Whether `putNewMessage` can store the body with `spareBytes` left under each limit. It is
- * compressed (as its event would be stored) only when its size does not tell: over MAX_BODY_BYTES it
+ * compressed (as its event would be stored) only when its size does not tell: over MAX_NOTIFICATION_BYTES it
  * never fits, and up to MAX_STORED_BODY_BYTES it always does.
  */
 export function isStorableBody(body: string | BodyParts, spareBytes = 0): boolean {
   const parts = partsOf(body);
   const bytes = bytesOf(parts) + spareBytes;
-  if (bytes > MAX_BODY_BYTES) return false;
+  if (bytes > MAX_NOTIFICATION_BYTES) return false;
   if (bytes + DEFLATE_OVERHEAD_BYTES * parts.length <= MAX_STORED_BODY_BYTES) return true;
   return compressedBytesOf(parts) + spareBytes <= MAX_STORED_BODY_BYTES;
 }
@@ -198,7 +198,7 @@ const UNCLAIMED = '(attribute_not_exists(claimedUntil) OR claimedUntil <= :now)'
 export async function putNewMessage({ event, ...message }: NewMessage): Promise<boolean> {
   const { before, after } = envelopeAround(message);
   const bytes = Buffer.byteLength(before) + event.bytes + Buffer.byteLength(after);
-  if (bytes > MAX_BODY_BYTES) throw new NotificationTooLarge(bytes, bytes);
+  if (bytes > MAX_NOTIFICATION_BYTES) throw new NotificationTooLarge(bytes, bytes);
   const stored = event.compressed();
   if (stored.byteLength > MAX_STORED_BODY_BYTES) throw new NotificationTooLarge(bytes, stored.byteLength);
   // Never written over: a message recorded again may have had its body kept past the retention.
@@ -729,7 +729,7 @@ async function moveOnce(
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       const page = await client.send(new ScanCommand({ ...scan, TableName: table, ExclusiveStartKey: startKey }));
-      await inChunks((page.Items ?? []).map((attributes) => unmarshall(attributes)), 1, 16, async ([item]) => {
+      await forEachChunk((page.Items ?? []).map((attributes) => unmarshall(attributes)), 1, 16, async ([item]) => {
         if ((await move(item!)) !== false) moved += 1;
       });
       startKey = page.LastEvaluatedKey;

@@ -5,7 +5,7 @@ import { createServer, request as httpRequest, type OutgoingHttpHeaders } from '
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { canonicalBody, signatureHeaders, type SigningSecrets } from '../../lib/deliveries/signing';
-import { MAX_BODY_BYTES as MAX_NOTIFICATION_BYTES } from '../../lib/store/messages';
+import { MAX_NOTIFICATION_BYTES } from '../../lib/store/messages';
 import { useLocalService } from '../support/local-service';
 import { freePort } from '../support/npm-start';
 import { runScript, spawnScript } from '../support/processes';

@@ -1,5 +1,5 @@
 import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../../../lib/errors';
-import { jsonBody, MAX_BODY_BYTES, queryParameters, validated } from '../../../lib/http/request-input';
+import { jsonBody, MAX_REQUEST_BODY_BYTES, queryParameters, validated } from '../../../lib/http/request-input';
 import { createWebhookBody, listWebhooksQuery, updateWebhookBody, webhookPath } from '../../../lib/schemas/webhook';
 import { apiEvent, randomAddress, randomEventSignature, webhookInput } from '../../support/factories';
 
@@ -124,16 +124,16 @@ describe('jsonBody', () => {
   );
 
   it('accepts a body of exactly the byte limit', () => {
-    const padding = MAX_BODY_BYTES - JSON.stringify({ name: '' }).length;
+    const padding = MAX_REQUEST_BODY_BYTES - JSON.stringify({ name: '' }).length;
     const body = JSON.stringify({ name: 'x'.repeat(padding) });
-    expect(Buffer.byteLength(body)).toBe(MAX_BODY_BYTES);
+    expect(Buffer.byteLength(body)).toBe(MAX_REQUEST_BODY_BYTES);
     expect(jsonBody(eventWithBody(body))).toEqual({ name: 'x'.repeat(padding) });
   });
 
   it('refuses a body one byte over 1 MiB with 413 PayloadTooLarge', () => {
-    const padding = MAX_BODY_BYTES + 1 - JSON.stringify({ name: '' }).length;
+    const padding = MAX_REQUEST_BODY_BYTES + 1 - JSON.stringify({ name: '' }).length;
     const body = JSON.stringify({ name: 'x'.repeat(padding) });
-    expect(MAX_BODY_BYTES).toBe(1024 * 1024);
+    expect(MAX_REQUEST_BODY_BYTES).toBe(1024 * 1024);
     const error = thrownBy(() => jsonBody(eventWithBody(body)));
     expect(error).toBeInstanceOf(PayloadTooLarge);
     expect(error).toMatchObject({ statusCode: 413 });
@@ -141,8 +141,8 @@ describe('jsonBody', () => {
 
   it('counts the limit in UTF-8 bytes, not characters', () => {
     // Under the limit in characters, over it in bytes: each '\u00e9' is two bytes.
-    const body = JSON.stringify({ name: '\u00e9'.repeat(MAX_BODY_BYTES / 2 + 1) });
-    expect(body.length).toBeLessThan(MAX_BODY_BYTES);
+    const body = JSON.stringify({ name: '\u00e9'.repeat(MAX_REQUEST_BODY_BYTES / 2 + 1) });
+    expect(body.length).toBeLessThan(MAX_REQUEST_BODY_BYTES);
     expect(thrownBy(() => jsonBody(eventWithBody(body)))).toBeInstanceOf(PayloadTooLarge);
   });
 });

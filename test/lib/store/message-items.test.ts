@@ -17,7 +17,7 @@ import {
   spreadMessagePartitions,
   type MessageRef,
 } from '../../../lib/store/messages';
-import { inChunks } from '../../../lib/store/batch';
+import { forEachChunk } from '../../../lib/store/batch';
 import { messageBodyKey, messageKey, messagePartitionsMarkKey, messageStatusIndexMarkKey, messageStatusPartition, retentionEndOf } from '../../../lib/store/table';
 import { createWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
@@ -119,7 +119,7 @@ it('lists delivered messages past at most a bounded number of others a call: a s
   const [older] = await record(webhook);
   await finish(older!, 'succeeded');
   const newer: MessageRef[] = [];
-  await inChunks(Array.from({ length: LOOKED_AT_PER_CALL + 10 }, (_, index) => index), 50, 4, async (chunk) => {
+  await forEachChunk(Array.from({ length: LOOKED_AT_PER_CALL + 10 }, (_, index) => index), 50, 4, async (chunk) => {
     newer.push(...(await record(webhook, chunk.length)));
   });
   const first = await listDeliveries(webhook.account, webhook.webhookId, { pageSize: 10, status: 'succeeded' });
