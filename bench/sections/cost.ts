@@ -6,7 +6,7 @@ import { stageSettings } from '../../lib/config/stages';
 import { consumeDeliveries } from '../../lib/deliveries/consumer';
 import { recordNotifications } from '../../lib/deliveries/messages';
 import { CONSUMER_BATCH_SIZE } from '../../lib/deliveries/queue';
-import { inChunks } from '../../lib/store/batch';
+import { forEachChunk } from '../../lib/store/batch';
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { originOf } from '../../lib/store/endpoint-health';
@@ -75,7 +75,7 @@ export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]>
     const record = async (count: number) => {
       const ids: string[] = [];
       const calls = Array.from({ length: count }, (_, index) => webhookIds[index % WEBHOOKS]!);
-      await inChunks(calls, 1, RECORDING_PARALLEL, async ([webhookId]) => {
+      await forEachChunk(calls, 1, RECORDING_PARALLEL, async ([webhookId]) => {
         ids.push(...(await recordOne(webhookId!)));
       });
       return ids;

@@ -9,7 +9,7 @@ import { stageSettings } from '../../lib/config/stages';
 import { recordNotifications } from '../../lib/deliveries/messages';
 import type { Webhook } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
-import { inChunks, writeItems } from '../../lib/store/batch';
+import { forEachChunk, writeItems } from '../../lib/store/batch';
 import { dueIndexShards, messagePartitions } from '../../lib/store/table';
 import { webhookItem } from '../../lib/store/webhooks';
 import { uuidv7Time } from '../../lib/uuid';
@@ -106,7 +106,7 @@ export async function keys({ quick, progress }: BenchOptions): Promise<Figure[]>
     const { targets, pick } = stageShape(accounts, receivers.healthyUrl, await refusingUrl());
     progress(`keys: ${accounts} accounts, ${targets.length} webhooks, ${notifications} notifications`);
     await writeItems(targets.map(({ account, webhook }) => ({ put: webhookItem(account, webhook, 1) })));
-    await inChunks([...new Set(targets.map(({ account }) => account))], 1, 16, async ([account]) => void (await generateOrRotateSharedSecret(account!)));
+    await forEachChunk([...new Set(targets.map(({ account }) => account))], 1, 16, async ([account]) => void (await generateOrRotateSharedSecret(account!)));
     const event = (JSON.parse(readFileSync(path.join(__dirname, '../../test/fixtures/hosted-address-activity-example.json'), 'utf8')) as { event: unknown }).event;
     const expected = Array.from({ length: notifications }, pick);
     const toArrive = expected.filter(({ failing }) => !failing).length;
@@ -130,7 +130,7 @@ export async function keys({ quick, progress }: BenchOptions): Promise<Figure[]>
       for (let start = 0; start < expected.length; start += BLOCK) {
         const byWebhook = new Map<Target, number>();
         for (const target of expected.slice(start, start + BLOCK)) byWebhook.set(target, (byWebhook.get(target) ?? 0) + 1);
-        await inChunks([...byWebhook], 1, 16, async ([entry]) => {
+        await forEachChunk([...byWebhook], 1, 16, async ([entry]) => {
           const [{ account, webhook }, count] = entry!;
           const batch = Array.from({ length: count }, () => ({ eventType: 'address_activity', event }));
           await recordNotifications(account, webhook.id, batch, queue, originOf(webhook.url));

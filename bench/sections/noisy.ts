@@ -8,7 +8,7 @@ import type { DeliveryQueue, QueueRecord, QueuedDelivery } from '../../lib/deliv
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { createWebhook } from '../../lib/webhooks/webhooks';
-import { inChunks } from '../../lib/store/batch';
+import { forEachChunk } from '../../lib/store/batch';
 import { originOf } from '../../lib/store/endpoint-health';
 import { takeAccountMessages, type AccountMessages } from '../support/account-messages';
 import { CountingQueue } from '../support/counting-queue';
@@ -189,7 +189,7 @@ async function runPhase(
   await sleep(LOOP_SETTLE_MS);
   const notifications = (count: number): Notification[] => Array.from({ length: count }, () => ({ eventType: 'address_activity', event }));
   const recordAll = (calls: Array<{ webhookId: string; count: number }>) =>
-    inChunks(calls, 1, A_PARALLEL, async ([call]) => void (await recordNotifications(a, call!.webhookId, notifications(call!.count), queue, origins.get(call!.webhookId))));
+    forEachChunk(calls, 1, A_PARALLEL, async ([call]) => void (await recordNotifications(a, call!.webhookId, notifications(call!.count), queue, origins.get(call!.webhookId))));
   // B's receiver is known to answer fast, as an established account's is: one delivery before the phase.
   const warm = new NotificationRun();
   track(warm);
