@@ -1,11 +1,12 @@
 /**
  * The background work as a process of its own, started by background-process.ts over an IPC
- * channel: it starts on `start`, stops on `stop` or SIGTERM, and exits at once when the channel
- * closes, which is how it learns that its parent died.
+ * channel (supervisor.ts's protocol): it says `ready`, starts on `start`, stops on `stop` or SIGTERM,
+ * and exits at once when the channel closes, which is how it learns that its parent died.
  */
 import './node-version-warning';
 import type { BackgroundProcessMessage } from './background-process';
 import { startBackgroundWork, type BackgroundWork } from './background-work';
+import { sendToParent } from './supervisor';
 
 let work: BackgroundWork | undefined;
 let stopping = false;
@@ -24,10 +25,10 @@ process.on('SIGTERM', () => void stop());
 process.on('disconnect', () => process.exit(0));
 process.on('message', (message: BackgroundProcessMessage) => {
   if (message.type === 'start' && !work) {
-    startBackgroundWork(message.chains).then(
+    startBackgroundWork(message.settings.chains).then(
       (started) => {
         work = started;
-        process.send!({ type: 'started', pid: process.pid } satisfies BackgroundProcessMessage);
+        void sendToParent<BackgroundProcessMessage>({ type: 'started', pid: process.pid });
       },
       (error: Error) => {
         process.stderr.write(`the background work did not start: ${error.message}\n`);
@@ -36,3 +37,4 @@ process.on('message', (message: BackgroundProcessMessage) => {
     );
   } else if (message.type === 'stop') void stop();
 });
+void sendToParent<BackgroundProcessMessage>({ type: 'ready' });

@@ -1,13 +1,9 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import type { ChainSettings } from '../../lib/config/chains';
-import { stopChildProcess } from './child-process';
-import type { ProcessExit } from './dynamodb-process';
+import { startedSignal, supervise, type ProcessExit, type ProcessMessage } from './supervisor';
 
-export type BackgroundProcessMessage =
-  | { type: 'start'; chains: ChainSettings[] }
-  | { type: 'started'; pid: number }
-  | { type: 'stop' };
+export type BackgroundProcessMessage = ProcessMessage<{ chains: ChainSettings[] }>;
 
 export interface BackgroundProcess {
   pid: number;
@@ -29,28 +25,17 @@ const STOP_TIMEOUT_MS = 30_000;
  * It runs in `npm start`'s process group, and exits at once when its parent is gone: an attempt it
  * cuts off is claimed again after its claim runs out, as after any crash.
  */
-export function startBackgroundProcess(chains: ChainSettings[]): Promise<BackgroundProcess> {
+export async function startBackgroundProcess(chains: ChainSettings[]): Promise<BackgroundProcess> {
   // Inherits this process's node flags (tsx, the heap limit) and environment (the store's endpoint).
-  const child = fork(ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let stopRequested = false;
-  const exited = new Promise<ProcessExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const send = (message: BackgroundProcessMessage) => {
-    if (child.connected) child.send(message);
-  };
-  return new Promise((resolve, reject) => {
-    void exited.then(({ code, signal }) => reject(new Error(`the background process exited (${signal ?? `code ${code}`}) before it started`)));
-    child.once('error', reject);
-    child.on('message', (message: BackgroundProcessMessage) => {
-      if (message.type !== 'started') return;
-      resolve({
-        pid: message.pid,
-        unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : exit)),
-        close: async () => {
-          stopRequested = true;
-          await stopChildProcess(child, exited, () => send({ type: 'stop' }), STOP_TIMEOUT_MS);
-        },
-      });
-    });
-    send({ type: 'start', chains });
+  const background = supervise<BackgroundProcessMessage>(fork(ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }), {
+    ask: 'message',
+    timeoutMs: STOP_TIMEOUT_MS,
   });
+  const started = await background.whenReady(
+    startedSignal(background, {
+      settings: { chains },
+      exitedBeforeReady: ({ code, signal }) => new Error(`the background process exited (${signal ?? `code ${code}`}) before it started`),
+    }),
+  );
+  return { pid: started.pid, unexpectedExit: background.unexpectedExit, close: background.close };
 }

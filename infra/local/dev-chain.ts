@@ -2,8 +2,8 @@ import { fork } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { stopChildProcess } from './child-process';
 import { StartupError } from './startup-error';
+import { supervise, type ProcessExit, type ProcessMessage } from './supervisor';
 
 export const DEFAULT_DEV_CHAIN_PORT = 8545;
 export const DEFAULT_DEV_CHAIN_ID = '31337';
@@ -24,7 +24,7 @@ export interface DevChain {
   pid: number;
   binary: string;
   /** Settles if the node exits without having been asked to stop. */
-  unexpectedExit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  unexpectedExit: Promise<ProcessExit>;
   /** Stops the node, having saved its chain. */
   stop(): Promise<void>;
 }
@@ -76,7 +76,8 @@ export interface DevChainProcessSpec {
   stateDirectory?: string;
 }
 
-export type DevChainProcessMessage = { type: 'anvil'; pid: number };
+/** The keeper says only anvil's pid: its ready signal is anvil's "Listening on" line on its stdout. */
+export type DevChainProcessMessage = ProcessMessage<undefined, { type: 'anvil'; pid: number }>;
 
 /**
  * Starts anvil on loopback under its keeper (dev-chain-process-main.ts) and resolves once it is
@@ -89,59 +90,53 @@ export async function startDevChain(options: DevChainOptions, binary = findAnvil
   const args = ['--host', '127.0.0.1', '--port', String(options.port), '--chain-id', options.chainId];
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds));
   const spec: DevChainProcessSpec = { binary, args, stateDirectory: options.stateDirectory };
-  const child = fork(ENTRY, [JSON.stringify(spec)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true });
+  const keeper = supervise<DevChainProcessMessage>(
+    fork(ENTRY, [JSON.stringify(spec)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'], detached: true }),
+    { ask: 'SIGTERM', timeoutMs: STOP_TIMEOUT_MS },
+  );
   let anvilPid: number | undefined;
-  child.on('message', (message: DevChainProcessMessage) => {
+  keeper.child.on('message', (message: DevChainProcessMessage) => {
     if (message.type === 'anvil') anvilPid = message.pid;
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      // A keeper that exits by itself does so once anvil is gone; one killed by a signal may leave it running.
-      if (signal && anvilPid !== undefined) killIfRunning(anvilPid);
-      resolve({ code, signal });
-    }),
-  );
+  // A keeper that exits by itself does so once anvil is gone; one killed by a signal may leave it running.
+  void keeper.exited.then(({ signal }) => {
+    if (signal && anvilPid !== undefined) killIfRunning(anvilPid);
+  });
   const output: string[] = [];
   const held: string[] = [];
   let listening = false;
-  const port = await new Promise<number>((resolve, reject) => {
-    const timeout = setTimeout(() => reject(new StartupError(`the dev chain (anvil) did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
-    child.once('error', (error) => reject(new StartupError(`the dev chain (anvil) could not start: ${error.message}`)));
-    void exited.then(({ code, signal }) =>
-      reject(new StartupError(`the dev chain (anvil) exited (${signal ?? `code ${code}`}) before listening: ${lastLines(output)}`)),
-    );
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      remember(output, line);
-      const found = /Listening on [\d.]+:(\d+)/.exec(line);
-      if (found) {
+  // What the keeper or anvil says on stderr (a chain moved from an earlier version, a snapshot that
+  // failed, anvil's errors) is said here once it listens; before, it explains a failure to start.
+  createInterface({ input: keeper.child.stderr! }).on('line', (line) => {
+    if (listening) return console.error(line);
+    remember(output, line);
+    held.push(line);
+  });
+  const port = await keeper
+    .whenReady({
+      line: (line) => {
+        remember(output, line);
+        const found = /Listening on [\d.]+:(\d+)/.exec(line);
+        if (!found) return undefined;
         listening = true;
         for (const line of held.splice(0)) console.error(line);
-        clearTimeout(timeout);
-        resolve(Number(found[1]));
-      }
+        return Number(found[1]);
+      },
+      timeout: { ms: START_TIMEOUT_MS, error: () => new StartupError(`the dev chain (anvil) did not start within ${START_TIMEOUT_MS / 1000} s`) },
+      couldNotStart: (error) => new StartupError(`the dev chain (anvil) could not start: ${error.message}`),
+      exitedBeforeReady: ({ code, signal }) => new StartupError(`the dev chain (anvil) exited (${signal ?? `code ${code}`}) before listening: ${lastLines(output)}`),
+    })
+    .catch(async (error: unknown) => {
+      keeper.child.kill('SIGKILL');
+      throw error;
     });
-    // What the keeper or anvil says on stderr (a chain moved from an earlier version, a snapshot that
-    // failed, anvil's errors) is said here once it listens; before, it explains a failure to start.
-    createInterface({ input: child.stderr! }).on('line', (line) => {
-      if (listening) return console.error(line);
-      remember(output, line);
-      held.push(line);
-    });
-  }).catch(async (error: unknown) => {
-    child.kill('SIGKILL');
-    throw error;
-  });
-  let stopRequested = false;
   return {
     rpcUrl: `http://127.0.0.1:${port}`,
     port,
-    pid: child.pid!,
+    pid: keeper.pid,
     binary,
-    unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : exit)),
-    stop: async () => {
-      stopRequested = true;
-      await stopChildProcess(child, exited, () => child.kill('SIGTERM'), STOP_TIMEOUT_MS);
-    },
+    unexpectedExit: keeper.unexpectedExit,
+    stop: keeper.close,
   };
 }
 

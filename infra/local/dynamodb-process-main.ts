@@ -1,18 +1,17 @@
 /**
  * The embedded DynamoDB server as a process of its own, started by dynamodb-process.ts over an IPC
- * channel: it reports `listening` or `failed`, stops on `stop` or SIGTERM, and stops by itself when
+ * channel (supervisor.ts's protocol): it reports `started` (with its port) or `failed`, stops on `stop` or SIGTERM, and stops by itself when
  * the channel closes, which is how it learns that its parent died, even by SIGKILL.
  */
 import { dataDirectoryReadError, startEmbeddedDynamoDb, type EmbeddedDynamoDbOptions } from './embedded-dynamodb';
 import type { DynamoDbProcessMessage } from './dynamodb-process';
 import { StartupError } from './startup-error';
+import { sendToParent } from './supervisor';
 
 /** Far longer than any one request's writes take. */
 const WRITES_UNDER_WAY_MS = 500;
 
-function report(message: DynamoDbProcessMessage): Promise<void> {
-  return new Promise((resolve) => (process.connected ? process.send!(message, undefined, {}, () => resolve()) : resolve()));
-}
+const report = (message: DynamoDbProcessMessage) => sendToParent(message);
 
 /** Tells the parent why the store cannot go on (in one line, when it is something the user can act on) and exits. */
 async function fail(error: unknown): Promise<never> {
@@ -46,7 +45,7 @@ async function main() {
   // so the server cannot tell when they are done). A moment for them, then the store closes.
   process.on('disconnect', () => setTimeout(() => void stop(), WRITES_UNDER_WAY_MS));
   process.on('SIGTERM', () => void stop());
-  await report({ type: 'listening', port: store.port, pid: process.pid });
+  await report({ type: 'started', port: store.port, pid: process.pid });
 }
 
 void main();

@@ -1,18 +1,11 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
-import { stopChildProcess } from './child-process';
 import type { EmbeddedDynamoDbOptions } from './embedded-dynamodb';
 import { StartupError } from './startup-error';
+import { startedSignal, supervise, type FailedMessage, type ProcessExit, type ProcessMessage } from './supervisor';
 
-export type DynamoDbProcessMessage =
-  | { type: 'listening'; port: number; pid: number }
-  | { type: 'failed'; reason: string; known: boolean }
-  | { type: 'stop' };
-
-export interface ProcessExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+/** The store takes its options from EMBEDDED_DYNAMODB_OPTIONS, so it starts without a `start` message. */
+export type DynamoDbProcessMessage = ProcessMessage;
 
 /** A store process's exit, with the reason it gave, if it gave one before exiting. */
 export type StoreExit = ProcessExit & { reason?: string };
@@ -43,38 +36,31 @@ const STOP_TIMEOUT_MS = 15_000;
  * that disagrees with its table (a pending message missing from the due-time index, never sent). It
  * finishes the requests under way, closes the store and exits as soon as its parent is gone.
  */
-export function startDynamoDbProcess(options: EmbeddedDynamoDbOptions): Promise<DynamoDbProcess> {
-  const child = fork(ENTRY, [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, EMBEDDED_DYNAMODB_OPTIONS: JSON.stringify(options) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    detached: true,
+export async function startDynamoDbProcess(options: EmbeddedDynamoDbOptions): Promise<DynamoDbProcess> {
+  const store = supervise<DynamoDbProcessMessage>(
+    fork(ENTRY, [], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, EMBEDDED_DYNAMODB_OPTIONS: JSON.stringify(options) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      detached: true,
+    }),
+    { ask: 'message', timeoutMs: STOP_TIMEOUT_MS },
+  );
+  let failure: FailedMessage | undefined;
+  store.child.on('message', (message: DynamoDbProcessMessage) => {
+    if (message.type === 'failed') failure = message;
   });
-  let stopRequested = false;
-  let failure: { reason: string; known: boolean } | undefined;
-  const exited = new Promise<ProcessExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
-    void exited.then(({ code, signal }) =>
-      reject(new Error(`the embedded DynamoDB process exited (${signal ?? `code ${code}`}) before it was listening`)),
-    );
-    child.once('error', reject);
-    child.on('message', (message: DynamoDbProcessMessage) => {
-      if (message.type === 'failed') {
-        failure = message;
-        reject(message.known ? new StartupError(message.reason) : new Error(message.reason));
-      }
-      if (message.type !== 'listening') return;
-      resolve({
-        port: message.port,
-        endpoint: `http://127.0.0.1:${message.port}`,
-        pid: message.pid,
-        unexpectedExit: exited.then((exit) => (stopRequested ? new Promise<never>(() => undefined) : { ...exit, reason: failure?.reason })),
-        failure: () => (failure?.known ? new StartupError(failure.reason) : undefined),
-        close: async () => {
-          stopRequested = true;
-          await stopChildProcess(child, exited, () => child.send({ type: 'stop' } satisfies DynamoDbProcessMessage), STOP_TIMEOUT_MS);
-        },
-      });
-    });
-  });
+  const started = await store.whenReady(
+    startedSignal(store, {
+      exitedBeforeReady: ({ code, signal }) => new Error(`the embedded DynamoDB process exited (${signal ?? `code ${code}`}) before it was listening`),
+    }),
+  );
+  return {
+    port: started.port!,
+    endpoint: `http://127.0.0.1:${started.port}`,
+    pid: started.pid,
+    unexpectedExit: store.unexpectedExit.then((exit) => ({ ...exit, reason: failure?.reason })),
+    failure: () => (failure?.known ? new StartupError(failure.reason) : undefined),
+    close: store.close,
+  };
 }

@@ -1,7 +1,7 @@
 /**
- * One of `npm start`'s gateway processes, forked by gateway-processes.ts (node:cluster): on `start`
- * it serves the API on the socket all of them share, drawing on the first process's token buckets;
- * it stops on `stop` or SIGTERM once the requests under way have finished, and exits at once when
+ * One of `npm start`'s gateway processes, forked by gateway-processes.ts (node:cluster), speaking
+ * supervisor.ts's protocol: on `start` it serves the API on the socket all of them share, drawing on
+ * the first process's token buckets; it stops on `stop` or SIGTERM once the requests under way have finished, and exits at once when
  * the channel closes, which is how it learns that its parent died.
  */
 import './node-version-warning';
@@ -21,7 +21,7 @@ let nextGrantId = 0;
 let gateway: Server | undefined;
 let stopping = false;
 
-async function start({ port, host, tokensPerGrant }: Extract<GatewayProcessMessage, { type: 'start' }>) {
+async function start({ port, host, tokensPerGrant }: Extract<GatewayProcessMessage, { type: 'start' }>['settings']) {
   const config = runtimeConfig();
   const throttle = new SharedThrottle(
     (bucketKey, most) =>
@@ -39,8 +39,8 @@ async function start({ port, host, tokensPerGrant }: Extract<GatewayProcessMessa
     authorizerCacheTtlSeconds: config.authorizerCacheTtlSeconds,
     bounds: config.localGatewayBounds,
   });
-  gateway.once('error', (error: NodeJS.ErrnoException) => send({ type: 'failed', reason: error.message, code: error.code }));
-  gateway.listen(port, host, () => send({ type: 'listening', port: (gateway!.address() as { port: number }).port }));
+  gateway.once('error', (error: NodeJS.ErrnoException) => send({ type: 'failed', reason: error.message, known: true, code: error.code }));
+  gateway.listen(port, host, () => send({ type: 'started', pid: process.pid, port: (gateway!.address() as { port: number }).port }));
 }
 
 async function stop() {
@@ -62,7 +62,7 @@ process.on('message', (message: GatewayProcessMessage) => {
     grants.get(message.id)?.(message);
     grants.delete(message.id);
   } else if (message.type === 'start' && !gateway) {
-    start(message).catch((error: Error) => send({ type: 'failed', reason: error.message }));
+    start(message.settings).catch((error: Error) => send({ type: 'failed', reason: error.message, known: true }));
   } else if (message.type === 'stop') void stop();
 });
 send({ type: 'ready' });

@@ -1,21 +1,18 @@
-import cluster, { type Worker } from 'node:cluster';
+import cluster from 'node:cluster';
 import path from 'node:path';
 import type { UsagePlanSettings } from '../../lib/config/stages';
-import { stopChildProcess } from './child-process';
-import type { ProcessExit } from './dynamodb-process';
 import { portInUse } from './embedded-dynamodb';
 import { tokensPerGrant } from './shared-throttle';
 import { StartupError } from './startup-error';
+import { startedSignal, supervise, type ProcessExit, type ProcessMessage } from './supervisor';
 import { TokenBucketThrottle } from './token-bucket';
 
-export type GatewayProcessMessage =
-  | { type: 'ready' }
-  | { type: 'start'; port: number; host: string; tokensPerGrant: number }
-  | { type: 'listening'; port: number }
-  | { type: 'failed'; reason: string; code?: string }
+/** A gateway process asks for tokens from this process's buckets (`tokens`), and is granted some (`granted`). */
+export type TokenMessage =
   | { type: 'tokens'; id: number; bucketKey: string; most: number }
-  | { type: 'granted'; id: number; taken: number; retryAfterSeconds: number }
-  | { type: 'stop' };
+  | { type: 'granted'; id: number; taken: number; retryAfterSeconds: number };
+
+export type GatewayProcessMessage = ProcessMessage<{ port: number; host: string; tokensPerGrant: number }, TokenMessage>;
 
 export interface GatewayProcesses {
   pids: number[];
@@ -47,44 +44,39 @@ export async function startGatewayProcesses(options: GatewayProcessesOptions): P
   // Inherits this process's node flags (tsx, the heap limit) and environment (the store's endpoint, the page-token key).
   cluster.setupPrimary({ exec: ENTRY, args: [] });
   const buckets = new TokenBucketThrottle(options.throttle);
-  let stopRequested = false;
-  const workers = Array.from({ length: options.count }, () => cluster.fork());
-  const exits = workers.map((worker) => new Promise<ProcessExit & { pid: number }>((resolve) => worker.once('exit', (code, signal) => resolve({ code, signal: signal as NodeJS.Signals | null, pid: worker.process.pid! }))));
-  const send = (worker: Worker, message: GatewayProcessMessage) => {
-    if (worker.isConnected()) worker.send(message);
-  };
-  const stopAll = () =>
-    Promise.all(workers.map((worker, index) => stopChildProcess(worker.process, exits[index]!, () => send(worker, { type: 'stop' }), STOP_TIMEOUT_MS)));
-
-  const listening = workers.map(
-    (worker, index) =>
-      new Promise<number>((resolve, reject) => {
-        void exits[index]!.then(({ code, signal }) => reject(new StartupError(`a gateway process exited (${signal ?? `code ${code}`}) before it listened`)));
-        worker.on('message', (message: GatewayProcessMessage) => {
-          if (message.type === 'tokens') {
-            send(worker, { type: 'granted', id: message.id, ...buckets.takeUpTo(message.bucketKey, message.most) });
-          }
-          // A message sent before the worker listens for them is lost (its module loads asynchronously, under tsx).
-          else if (message.type === 'ready') send(worker, { type: 'start', port: options.port, host: options.host, tokensPerGrant: tokensPerGrant(options.throttle) });
-          else if (message.type === 'listening') resolve(message.port);
-          else if (message.type === 'failed') reject(message.code === 'EADDRINUSE' ? portInUse(options.port, 'PORT') : new StartupError(message.reason));
-        });
-      }),
+  const settings = { port: options.port, host: options.host, tokensPerGrant: tokensPerGrant(options.throttle) };
+  const workers = Array.from({ length: options.count }, () =>
+    supervise<GatewayProcessMessage>(cluster.fork().process, { ask: 'message', timeoutMs: STOP_TIMEOUT_MS }),
   );
+  for (const worker of workers) {
+    worker.child.on('message', (message: GatewayProcessMessage) => {
+      if (message.type === 'tokens') worker.send({ type: 'granted', id: message.id, ...buckets.takeUpTo(message.bucketKey, message.most) });
+    });
+  }
+  const stopAll = () => Promise.all(workers.map((worker) => worker.close()));
   let port: number;
   try {
-    [port] = (await Promise.all(listening)) as [number];
+    const started = await Promise.all(
+      workers.map((worker) =>
+        worker.whenReady(
+          startedSignal(worker, {
+            settings,
+            exitedBeforeReady: ({ code, signal }) => new StartupError(`a gateway process exited (${signal ?? `code ${code}`}) before it listened`),
+            failure: (message) => (message.code === 'EADDRINUSE' ? portInUse(options.port, 'PORT') : new StartupError(message.reason)),
+          }),
+        ),
+      ),
+    );
+    port = started[0]!.port!;
   } catch (error) {
-    stopRequested = true;
     await stopAll();
     throw error;
   }
   return {
-    pids: workers.map((worker) => worker.process.pid!),
+    pids: workers.map((worker) => worker.pid),
     port,
-    unexpectedExit: Promise.race(exits).then((exit) => (stopRequested ? new Promise<never>(() => undefined) : exit)),
+    unexpectedExit: Promise.race(workers.map((worker) => worker.unexpectedExit.then((exit) => ({ ...exit, pid: worker.pid })))),
     close: async () => {
-      stopRequested = true;
       await stopAll();
     },
   };

@@ -6,7 +6,7 @@ import { parsePageTokenKey } from '../../lib/config/page-token-key';
 import { runtimeConfig } from '../../lib/config/runtime';
 import { routeList } from '../../lib/routes';
 import { readKeyFile, writeKeyFile } from './key-file';
-import { startDynamoDbProcess, type DynamoDbProcess, type ProcessExit, type StoreExit } from './dynamodb-process';
+import { startDynamoDbProcess, type DynamoDbProcess, type StoreExit } from './dynamodb-process';
 import { ensureTable, portInUse } from './embedded-dynamodb';
 import { createLocalGateway } from './gateway';
 import { startBackgroundProcess, type BackgroundProcess } from './background-process';
@@ -27,6 +27,7 @@ import {
 import { localQueueUrl } from './queue-endpoint';
 import { freePortOn, servicePortsVariable } from './service-ports';
 import { StartupError } from './startup-error';
+import type { ProcessExit } from './supervisor';
 
 export interface LocalServiceOptions {
   /** Gateway port; 0 picks a free one. */
@@ -58,6 +59,8 @@ export interface LocalService {
   tableCreated: boolean;
   /** The dev chain's node, when one was asked for and could start. */
   devChain?: { rpcUrl: string; chainId: string; pid: number };
+  /** Settles if the dev chain's keeper exits while the service runs (anvil gone, or the keeper killed). */
+  devChainExit: Promise<ProcessExit>;
   /** Settles if the embedded DynamoDB's process exits while the service runs. */
   storeExit: Promise<StoreExit>;
   /** The error to report instead of `error` when the store's process stopped for a reason the user can act on. */
@@ -140,6 +143,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       dynamoDbPid: dynamoDb?.pid,
       devChain: devChain && options.devChain && { rpcUrl: devChain.rpcUrl, chainId: options.devChain.chainId, pid: devChain.pid },
       tableCreated,
+      devChainExit: devChain?.unexpectedExit ?? new Promise(() => undefined),
       storeExit: dynamoDb?.unexpectedExit ?? new Promise(() => undefined),
       explained,
       gatewayPids: gateway.pids,

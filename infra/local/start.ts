@@ -51,11 +51,11 @@ async function banner(service: LocalService, dataDir: string): Promise<string[]>
     `Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`,
     `API reference: ${service.url}${API_REFERENCE_PATH} (the OpenAPI document: ${service.url}${OPENAPI_DOCUMENT_PATH})`,
   ];
-  if (logsRequests) lines.push(`Request log: ${createRequestLog(dataDir)} (one line per request; the terminal keeps start-up, warnings and errors)`);
+  if (logsRequests) lines.push(`Request log: ${createRequestLog(dataDir)} (one line per request; the terminal keeps start-up, delivery attempts, warnings and errors)`);
   if (service.devChain) lines.push(`Dev chain ${service.devChain.chainId} at ${service.devChain.rpcUrl} (try: ${devChainPortPrefix(service.devChain.rpcUrl)}npm run chain -- accounts)`);
   const devKey = (await listApiKeys(DEV_ACCOUNT)).length === 0 ? await firstDevKey(service, dataDir) : await laterDevKey(service, dataDir);
   lines.push(...devKey.lines);
-  if (service.devChain) lines.push(...(await notificationLoop(service, service.devChain.rpcUrl, devKey)));
+  if (service.devChain) lines.push(...(await notificationLoop(service, service.devChain.rpcUrl, devKey, dataDir)));
   return lines;
 }
 
@@ -124,24 +124,32 @@ const RECEIVER_DEFAULT_API = 'http://127.0.0.1:3000';
  * The steps from a transaction to a notification on the dev chain: a receiver, a webhook pointing at
  * it that watches the second dev account, and a transfer to that account.
  */
-async function notificationLoop(service: LocalService, rpcUrl: string, devKey: DevKey): Promise<string[]> {
+async function notificationLoop(service: LocalService, rpcUrl: string, devKey: DevKey, dataDir: string): Promise<string[]> {
   // The dev chain has just answered; should it not now, the rest of the banner still stands.
   const [, watched] = await createWalletClient({ transport: http(rpcUrl) })
     .getAddresses()
     .catch(() => []);
   if (!watched) return [];
   const api = service.url === RECEIVER_DEFAULT_API ? '' : ` --api ${service.url}`;
-  const receiver = devKey.file ? `npm run receiver -- --key-file ${devKey.file}${api}` : 'npm run receiver';
   const webhook = { url: RECEIVER_URL, chainId: service.devChain!.chainId, eventType: 'address_activity', metadata: { addresses: [watched] } };
+  // The receiver checks signatures with the shared secret, which it reads with a key from a file: the
+  // key shown on the terminal is saved to one by the person who has it (npm start writes none then).
+  const keyFile = devKey.file ?? path.join(dataDir, 'loop-key');
+  const steps = [
+    ...(devKey.file
+      ? []
+      : [['Where KEY is set, save the key for the receiver (readable by you only):', `(umask 077 && echo "$KEY" > ${keyFile})`]]),
+    ['In a terminal of its own, a receiver that prints each notification and checks its signatures:', `npm run receiver -- --key-file ${keyFile}${api}`],
+    [
+      `${devKey.file ? 'In a second terminal' : 'Where KEY is set'}, a webhook pointing at the receiver, watching the second dev account (once: two such webhooks each get the transfer):`,
+      `curl -s -X POST -H "${API_KEY_HEADER}: ${devKey.shellValue}" -H 'content-type: application/json' '${service.url}/v1/webhooks' -d '${JSON.stringify(webhook)}'`,
+    ],
+    ['Then send that account 1.5 ETH on the dev chain: within a second or so the receiver prints the notification.', `${devChainPortPrefix(rpcUrl)}npm run chain -- send --to ${watched} --value 1.5`],
+  ];
   return [
     'From a transaction to a notification:',
     ...(devKey.howToSetKey ? [devKey.howToSetKey] : []),
-    `  1. In a terminal of its own, a receiver that prints each notification${devKey.file ? ' and checks its signatures' : ''}:`,
-    `       ${receiver}`,
-    '  2. Where you tried the key, a webhook pointing at the receiver, watching the second dev account:',
-    `       curl -s -X POST -H "${API_KEY_HEADER}: ${devKey.shellValue}" -H 'content-type: application/json' '${service.url}/v1/webhooks' -d '${JSON.stringify(webhook)}'`,
-    '  3. Then send that account 1.5 ETH on the dev chain: within a second or so the receiver prints the notification.',
-    `       ${devChainPortPrefix(rpcUrl)}npm run chain -- send --to ${watched} --value 1.5`,
+    ...steps.flatMap(([what, command], index) => [`  ${index + 1}. ${what}`, `       ${command}`]),
   ];
 }
 
@@ -170,7 +178,8 @@ function devChainOptions() {
 /**
  * SIGINT and SIGTERM stop the service cleanly. If the embedded DynamoDB's process dies, the service
  * reports it and stops too, rather than answering 503 to everything; so it does if the background
- * process dies, rather than accepting webhooks it would never notify, and if a gateway process dies.
+ * process dies, rather than accepting webhooks it would never notify, if a gateway process dies, and
+ * if the dev chain does, rather than follow a chain that is gone.
  */
 function superviseUntilStopped(service: LocalService) {
   let stopping = false;
@@ -195,6 +204,10 @@ function superviseUntilStopped(service: LocalService) {
   void service.backgroundExit.then((exit) => {
     logger.error('the background process exited; stopping', { exitCode: exit.code, signal: exit.signal });
     void stop('background process exited', 1);
+  });
+  void service.devChainExit.then((exit) => {
+    logger.error('the dev chain exited; stopping', { exitCode: exit.code, signal: exit.signal });
+    void stop('dev chain exited', 1);
   });
 }
 
