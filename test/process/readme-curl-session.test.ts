@@ -5,7 +5,7 @@ import { logLines, startServerProcess } from '../support/processes';
 import { useTempDir } from '../support/temp-dir';
 
 const ROOT = path.resolve(__dirname, '../..');
-const README_API_LINE = 'API=http://127.0.0.1:3000';
+const README_API_LINE = 'API=http://127.0.0.1:${PORT:-3000}';
 
 /** The README's "A curl session" shell block, as a user would paste it. */
 function curlSession(): string {
