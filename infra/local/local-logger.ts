@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, lstatSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { Logger, LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import { dataDirOf } from './data-dir';
@@ -19,12 +19,30 @@ export const logsRequests = localLogger.level <= LogLevelThreshold.INFO;
 /** Where `npm start` appends the request lines, which in the terminal would bury start-up, warnings and errors. */
 export const requestLogFileOf = (dataDir: string) => path.join(dataDir, 'logs', 'requests.log');
 
-/** Makes the request log file, empty, unless it is there: it can be followed (`tail -f`) from the start. */
-export function createRequestLog(dataDir: string): string {
+/**
+ * Opens the request log for appending, made empty unless it is there: it can be followed (`tail -f`)
+ * from the start. A symbolic link in its place is refused, not followed: request paths are the
+ * callers' text, and DATA_DIR's tightening (data-dir.ts) leaves links alone.
+ */
+function openRequestLog(dataDir: string): number {
   const file = requestLogFileOf(dataDir);
   // DATA_DIR is private (data-dir.ts): so is what is made in it, whatever the umask.
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  closeSync(openSync(file, 'a', 0o600));
+  if (lstatSync(path.dirname(file)).isSymbolicLink()) throw new Error(`${path.dirname(file)} is a symbolic link`);
+  return openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+}
+
+/** How large the request log may have grown by a start, which then keeps it as requests.log.1 and begins a new one. */
+const REQUEST_LOG_KEPT_BYTES = 64 * 1024 * 1024;
+
+/** At `npm start`'s start: makes the request log file (see openRequestLog), a new one if it has grown too large, and returns its path. */
+export function createRequestLog(dataDir: string): string {
+  const file = requestLogFileOf(dataDir);
+  closeSync(openRequestLog(dataDir));
+  if (lstatSync(file).size > REQUEST_LOG_KEPT_BYTES) {
+    renameSync(file, `${file}.1`);
+    closeSync(openRequestLog(dataDir));
+  }
   return file;
 }
 
@@ -38,13 +56,23 @@ function requestLineWriter(): (line: string) => void {
   const toStdout = (line: string) => void process.stdout.write(line);
   if (!cluster.isWorker) return toStdout;
   const dataDir = dataDirOf(process.env);
+  let descriptor: number;
   try {
-    const descriptor = openSync(createRequestLog(dataDir), 'a');
-    return (line) => writeSync(descriptor, line);
+    descriptor = openRequestLog(dataDir);
   } catch (error) {
     localLogger.warn('request lines go to stdout: the request log file cannot be opened', { file: requestLogFileOf(dataDir), reason: (error as Error).message });
     return toStdout;
   }
+  // A write that fails (a full disk, say) must not end the gateway process, which would stop npm start.
+  let failed = false;
+  return (line) => {
+    try {
+      writeSync(descriptor, line);
+    } catch (error) {
+      if (!failed) localLogger.warn('request lines are dropped: the request log file cannot be written', { file: requestLogFileOf(dataDir), reason: (error as Error).message });
+      failed = true;
+    }
+  };
 }
 
 /**

@@ -46,12 +46,14 @@ async function main() {
 }
 
 /** What a person starting the server is told: where things are, a key to try the API with, and the loop from a transaction to a notification. */
-async function banner(service: LocalService, dataDir: string): Promise<string[]> {
+async function banner(service: LocalService, dataDirGiven: string): Promise<string[]> {
+  // Absolute: the commands it prints are run in other terminals, from other directories.
+  const dataDir = path.resolve(dataDirGiven);
   const lines = [
     `Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`,
     `API reference: ${service.url}${API_REFERENCE_PATH} (the OpenAPI document: ${service.url}${OPENAPI_DOCUMENT_PATH})`,
   ];
-  if (logsRequests) lines.push(`Request log: ${createRequestLog(dataDir)} (one line per request; the terminal keeps start-up, delivery attempts, warnings and errors)`);
+  if (logsRequests) lines.push(requestLogLine(dataDir));
   if (service.devChain) lines.push(`Dev chain ${service.devChain.chainId} at ${service.devChain.rpcUrl} (try: ${devChainPortPrefix(service.devChain.rpcUrl)}npm run chain -- accounts)`);
   const devKey = (await listApiKeys(DEV_ACCOUNT)).length === 0 ? await firstDevKey(service, dataDir) : await laterDevKey(service, dataDir);
   lines.push(...devKey.lines);
@@ -98,8 +100,8 @@ async function firstDevKey(service: LocalService, dataDir: string): Promise<DevK
   await writeKeyFile(file, key);
   logger.info('created an API key for the dev account', { account: DEV_ACCOUNT, file });
   return {
-    lines: [`Created an API key for account '${DEV_ACCOUNT}' in ${file} (readable by you only). Try it:`, tryIt(`$(cat ${file})`)],
-    shellValue: `$(cat ${file})`,
+    lines: [`Created an API key for account '${DEV_ACCOUNT}' in ${file} (readable by you only). Try it:`, tryIt(`$(cat ${shellWord(file)})`)],
+    shellValue: `$(cat ${shellWord(file)})`,
     file,
   };
 }
@@ -107,14 +109,30 @@ async function firstDevKey(service: LocalService, dataDir: string): Promise<DevK
 /** A start after the first: the dev key is in its file if it was written to one, else with whoever saw it at the first start. */
 async function laterDevKey(service: LocalService, dataDir: string): Promise<DevKey> {
   // The keys CLI signs with its DATA_DIR's store credential.
-  const store = process.env.DYNAMODB_ENDPOINT ? '' : `${process.env.DATA_DIR ? `DATA_DIR=${dataDir} ` : ''}DYNAMODB_PORT=${new URL(service.dynamoDbEndpoint).port} `;
+  const store = process.env.DYNAMODB_ENDPOINT ? '' : `${process.env.DATA_DIR ? `DATA_DIR=${shellWord(dataDir)} ` : ''}DYNAMODB_PORT=${new URL(service.dynamoDbEndpoint).port} `;
   const lines = [`More keys: ${store}npm run keys -- create --account ${DEV_ACCOUNT}`];
-  const file = devKeyFile(dataDir);
-  if (await readKeyFile(file)) return { lines, shellValue: `$(cat ${file})`, file };
+  // The key file npm start wrote (stdout was not a terminal), or the one the banner's loop had saved.
+  for (const file of [devKeyFile(dataDir), loopKeyFile(dataDir)]) {
+    if (await readKeyFile(file)) return { lines, shellValue: `$(cat ${shellWord(file)})`, file };
+  }
   return { lines, shellValue: '$KEY', howToSetKey: `  (set KEY to the '${DEV_ACCOUNT}' key printed at the first start, or to one the line above makes)` };
 }
 
 const devKeyFile = (dataDir: string) => path.join(dataDir, 'dev-api-key');
+const loopKeyFile = (dataDir: string) => path.join(dataDir, 'loop-key');
+
+/** `text` as one word of a shell command: as it is when nothing in it is special, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+function requestLogLine(dataDir: string): string {
+  try {
+    return `Request log: ${createRequestLog(dataDir)} (one line per request; the terminal keeps start-up, delivery attempts, warnings and errors)`;
+  } catch (error) {
+    return `Request log: none (${(error as Error).message}); request lines go to the terminal`;
+  }
+}
 
 /** Where `npm run receiver` listens, and the API it asks for the shared secret, unless told otherwise (infra/receiver-cli.ts). */
 const RECEIVER_URL = 'http://127.0.0.1:4000/';
@@ -134,7 +152,7 @@ async function notificationLoop(service: LocalService, rpcUrl: string, devKey: D
   const webhook = { url: RECEIVER_URL, chainId: service.devChain!.chainId, eventType: 'address_activity', metadata: { addresses: [watched] } };
   // The receiver checks signatures with the shared secret, which it reads with a key from a file: the
   // key shown on the terminal is saved to one by the person who has it (npm start writes none then).
-  const keyFile = devKey.file ?? path.join(dataDir, 'loop-key');
+  const keyFile = shellWord(devKey.file ?? loopKeyFile(dataDir));
   const steps = [
     ...(devKey.file
       ? []

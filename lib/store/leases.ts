@@ -1,7 +1,9 @@
 /**
  * Leases: a claim on a piece of work that runs out, so that a process that dies holding one stops
- * holding it when it expires; every lease of the service (a chain's follower and backfill runner, a
- * webhook's address change, a purge job) is taken, renewed and released by the writes built here.
+ * holding it when it expires. The leases on a piece of work (a chain's follower and backfill runner, a
+ * webhook's address change, a purge job) are taken, renewed and released by the writes built here;
+ * delivery's slots and endpoint probes (attempt-slots.ts, endpoint-health.ts) are counted capacity,
+ * kept apart.
  */
 import { tableName } from './client';
 import { conditionHeld, unlessConditionFails } from './conditional-write';
