@@ -89,6 +89,10 @@ function restartedAfterKill() {
   return restarted;
 }
 
+// A guard against a hang, not a bound: a kill, a restart and a stop take some 9 s on an idle machine,
+// and over three times as long while the other half of the suite runs beside this file.
+jest.setTimeout(90_000);
+
 const dataDirs = useTempDir('webhooks-supervision-');
 let runs = 0;
 /** A data directory of its own for each server, so that no test holds another's. */
