@@ -1,22 +1,19 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEV_ACCOUNT, jsonRpc as rpc } from '../support/dev-chain';
 import { randomAddress } from '../support/factories';
-import { apiCaller, devChainUrl, freePort, jsonRpc as rpc, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, devChainUrl, freePort, type NpmStart, startNpmStart, stopAfterAll } from '../support/npm-start';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { useTempDir } from '../support/temp-dir';
 
 const dataDirs = useTempDir('webhooks-backfill-after-kill-');
-const DEV_ACCOUNT = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const WATCHED = Array.from({ length: 3 }, randomAddress);
 const TRANSFERS = 40;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let running: NpmStart | undefined;
 let receiver: Receiver | undefined;
-afterAll(async () => {
-  await running?.killGroup();
-  await receiver?.close();
-});
+stopAfterAll(() => running, () => receiver);
 
 it(
   'SIGKILL of npm start mid-backfill: after the restart the backfill resumes from its checkpoint, every past transfer recorded once',

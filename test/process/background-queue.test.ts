@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { apiCaller, freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, freePort, type NpmStart, startNpmStart, stopAfterAll } from '../support/npm-start';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { useTempDir } from '../support/temp-dir';
 
@@ -8,10 +8,7 @@ const dataDirs = useTempDir('webhooks-background-queue-');
 
 let running: NpmStart | undefined;
 let receiver: Receiver | undefined;
-afterAll(async () => {
-  await running?.killGroup();
-  await receiver?.close();
-});
+stopAfterAll(() => running, () => receiver);
 
 it(
   "messages the API queues reach the background process's dispatcher: a test notification arrives with no sweep to take it up",

@@ -1,22 +1,19 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEV_ACCOUNT, jsonRpc as rpc } from '../support/dev-chain';
 import { randomAddress } from '../support/factories';
-import { apiCaller, devChainUrl, freePort, jsonRpc as rpc, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, devChainUrl, freePort, type NpmStart, startNpmStart, stopAfterAll } from '../support/npm-start';
 import { logLines } from '../support/processes';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { useTempDir } from '../support/temp-dir';
 
 const dataDirs = useTempDir('webhooks-chain-after-kill-');
-const DEV_ACCOUNT = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const WATCHED = Array.from({ length: 5 }, randomAddress);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let running: NpmStart | undefined;
 let receiver: Receiver | undefined;
-afterAll(async () => {
-  await running?.killGroup();
-  await receiver?.close();
-});
+stopAfterAll(() => running, () => receiver);
 
 /** Sends `count` transfers, one block each, to the watched addresses in turn; ignores failures (the node may be going down). */
 async function sendTransfers(url: string, count: number) {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { apiCaller, freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, freePort, type NpmStart, startNpmStart, stopAfterAll } from '../support/npm-start';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { useTempDir } from '../support/temp-dir';
 
@@ -11,10 +11,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let running: NpmStart | undefined;
 let receiver: Receiver | undefined;
-afterAll(async () => {
-  await running?.killGroup();
-  await receiver?.close();
-});
+stopAfterAll(() => running, () => receiver);
 
 it(
   'SIGKILL of npm start with messages pending loses none: after a restart each is delivered, once',

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { apiCaller, freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, freePort, type NpmStart, startNpmStart, stopAfterAll } from '../support/npm-start';
 import { runScript } from '../support/processes';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { useTempDir } from '../support/temp-dir';
@@ -39,11 +39,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let running: NpmStart | undefined;
 const receivers: Receiver[] = [];
-afterAll(async () => {
-  await running?.killGroup();
-  // Closing destroys the dead receivers' hanging sockets, which would otherwise keep jest alive.
-  await Promise.all(receivers.map((receiver) => receiver.close()));
-});
+stopAfterAll(() => running, () => receivers);
 
 async function receiver(answer?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
   const started = await startReceiver(answer);

@@ -1,14 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { apiCaller, freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, freePort, type NpmStart, startNpmStart, stopAfterAll } from '../support/npm-start';
 import { useTempDir } from '../support/temp-dir';
 
 const dataDirs = useTempDir('webhooks-own-ports-');
 
 let running: NpmStart | undefined;
-afterAll(async () => {
-  await running?.killGroup();
-});
+stopAfterAll(() => running);
 
 it(
   "npm start's gateway processes refuse its own ports as targets, and its background process refuses them when sending",

@@ -5,7 +5,7 @@ import { tableName } from '../../lib/store/client';
 import { getItem } from '../../lib/store/items';
 import { purgeJobKey, webhookAddressKey } from '../../lib/store/table';
 import { countAddressItems, itemsNaming, scanTable } from '../support/address-store';
-import { apiCaller, freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { apiCaller, freePort, type NpmStart, startNpmStart, stopAfterAll } from '../support/npm-start';
 import { useTempDir } from '../support/temp-dir';
 
 const dataDirs = useTempDir('webhooks-purge-after-kill-');
@@ -27,9 +27,7 @@ async function until(what: string, timeoutMs: number, done: () => Promise<boolea
 }
 
 let running: NpmStart | undefined;
-afterAll(async () => {
-  await running?.killGroup();
-});
+stopAfterAll(() => running);
 
 it(
   'a purge cut off by a SIGKILL of npm start is finished after a restart: nothing of the webhook is left',

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { isRunning, logLines, procStat, waitUntilGone } from './processes';
+import type { Receiver } from './receiver';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -98,10 +99,14 @@ export function apiCaller(url: () => string, key: string) {
 /** The dev chain's JSON-RPC URL, from the "started" line `npm start` logged. */
 export const devChainUrl = (started: NpmStart) => (logLines(started.output()).find((line: any) => line.message === 'started') as any).devChain.rpcUrl as string;
 
-/** One JSON-RPC call; an error answer is thrown. */
-export async function jsonRpc(url: string, method: string, params: unknown[] = []): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = (await response.json()) as { result?: unknown; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result;
+/**
+ * After all of a file's tests: kills npm start's whole group, then closes the receivers (which
+ * destroys a dead receiver's hanging sockets, which would otherwise keep jest alive); whichever
+ * `running()` and `receivers()` hold by then.
+ */
+export function stopAfterAll(running: () => NpmStart | undefined, receivers: () => Receiver | Receiver[] | undefined = () => undefined): void {
+  afterAll(async () => {
+    await running()?.killGroup();
+    await Promise.all([receivers() ?? []].flat().map((receiver) => receiver.close()));
+  });
 }
