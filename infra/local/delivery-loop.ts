@@ -29,6 +29,7 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
   const pollers = consumerBatches(runtimeConfig().delivery.concurrency);
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
+  const stopping = new AbortController();
   const later = (run: () => void, ms: number) => {
     const timer = setTimeout(() => {
       timers.delete(timer);
@@ -39,7 +40,7 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
   const poll = async () => {
     while (!stopped) {
       try {
-        const records = await queue.receive(CONSUMER_BATCH_SIZE, POLL_WAIT_SECONDS);
+        const records = await queue.receive(CONSUMER_BATCH_SIZE, POLL_WAIT_SECONDS, stopping.signal);
         if (records.length === 0) continue;
         const { batchItemFailures } = await consumeDeliveries(records, { queue, log: logger });
         const failed = new Set(batchItemFailures.map(({ itemIdentifier }) => itemIdentifier));
@@ -71,6 +72,7 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
   return {
     stop: async () => {
       stopped = true;
+      stopping.abort();
       for (const timer of timers) clearTimeout(timer);
       await Promise.all([sweeping, expiring, ...polling]);
     },

@@ -69,6 +69,8 @@ interface Waiter {
   max: number;
   resolve: (records: QueueRecord[]) => void;
   timer: NodeJS.Timeout;
+  /** Stops listening to the receive's abort signal. */
+  unsubscribe?: () => void;
 }
 
 const SOURCE = { eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:deliveries', awsRegion: 'local' } as const;
@@ -135,13 +137,18 @@ export class LocalDeliveryQueue implements DeliveryQueue {
     this.serveWaiters();
   }
 
-  async receive(max: number, waitSeconds: number): Promise<QueueRecord[]> {
-    if (this.closed) return [];
+  async receive(max: number, waitSeconds: number, signal?: AbortSignal): Promise<QueueRecord[]> {
+    if (this.closed || signal?.aborted) return [];
     const records = this.take(Math.max(1, max));
     if (records.length > 0 || waitSeconds <= 0) return records;
     return new Promise((resolve) => {
       const waiter: Waiter = { max: Math.max(1, max), resolve, timer: setTimeout(() => this.settle(waiter, this.take(waiter.max)), waitSeconds * 1000) };
       this.waiters.push(waiter);
+      if (signal) {
+        const abort = () => this.settle(waiter, []);
+        signal.addEventListener('abort', abort, { once: true });
+        waiter.unsubscribe = () => signal.removeEventListener('abort', abort);
+      }
       this.armWake();
     });
   }
@@ -308,6 +315,7 @@ export class LocalDeliveryQueue implements DeliveryQueue {
 
   private settle(waiter: Waiter, records: QueueRecord[]): void {
     clearTimeout(waiter.timer);
+    waiter.unsubscribe?.();
     this.waiters = this.waiters.filter((other) => other !== waiter);
     waiter.resolve(records);
     if (this.waiters.length === 0 && this.wake) {

@@ -39,8 +39,11 @@ export interface QueueSender {
  * dead-letter list after too many receives, and groups served fairly.
  */
 export interface DeliveryQueue extends QueueSender {
-  /** Up to `max` records, waiting up to `waitSeconds` for one to be visible (long polling); each stays hidden for the visibility timeout. */
-  receive(max: number, waitSeconds: number): Promise<QueueRecord[]>;
+  /**
+   * Up to `max` records, waiting up to `waitSeconds` for one to be visible (long polling); each stays
+   * hidden for the visibility timeout. Nothing, at once, once `signal` is aborted.
+   */
+  receive(max: number, waitSeconds: number, signal?: AbortSignal): Promise<QueueRecord[]>;
   /** Hides a received record for `seconds` from now (0: visible again at once). */
   changeVisibility(record: QueueRecord, seconds: number): Promise<void>;
   /** Deletes received records: done with. */

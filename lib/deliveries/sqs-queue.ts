@@ -61,16 +61,23 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     if (unsent.count) logger.warn('messages not queued; the sweep takes them up', { failed: unsent.count, codes: [...unsent.codes] });
   }
 
-  async receive(max: number, waitSeconds: number): Promise<QueueRecord[]> {
-    const { Messages = [] } = await this.client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: this.queueUrl,
-        MaxNumberOfMessages: Math.max(1, Math.min(SQS_BATCH, max)),
-        WaitTimeSeconds: waitSeconds,
-        MessageSystemAttributeNames: [...RECORD_ATTRIBUTES],
-      }),
-    );
-    return Messages.map((message) => this.recordOf(message));
+  async receive(max: number, waitSeconds: number, signal?: AbortSignal): Promise<QueueRecord[]> {
+    if (signal?.aborted) return [];
+    try {
+      const { Messages = [] } = await this.client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: this.queueUrl,
+          MaxNumberOfMessages: Math.max(1, Math.min(SQS_BATCH, max)),
+          WaitTimeSeconds: waitSeconds,
+          MessageSystemAttributeNames: [...RECORD_ATTRIBUTES],
+        }),
+        { abortSignal: signal },
+      );
+      return Messages.map((message) => this.recordOf(message));
+    } catch (error) {
+      if (signal?.aborted) return [];
+      throw error;
+    }
   }
 
   async changeVisibility(record: QueueRecord, seconds: number): Promise<void> {

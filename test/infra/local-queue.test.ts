@@ -147,6 +147,30 @@ describe('LocalDeliveryQueue', () => {
     await expect(queue.receive(10, 60)).resolves.toEqual([]);
   });
 
+
+  // What lets the delivery loop stop at once rather than after its poll's wait.
+  it('resolves a waiting receive with nothing when its signal is aborted, and leaves the message for the next', async () => {
+    const queue = queueWith();
+    const stopping = new AbortController();
+    const listeners: string[] = [];
+    const signal = stopping.signal;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = (type: string, ...rest: any[]) => (listeners.push(type), add(type, ...(rest as [any])));
+    signal.removeEventListener = (type: string, ...rest: any[]) => (listeners.splice(listeners.indexOf(type), 1), remove(type, ...(rest as [any])));
+    // A receive that got its message stops listening.
+    const served = queue.receive(10, 60, signal);
+    await queue.send(deliveries('acct-a', 1));
+    expect(idsOf(await served)).toEqual(['acct-a-0']);
+    expect(listeners).toEqual([]);
+    const waiting = queue.receive(10, 60, signal);
+    stopping.abort();
+    await expect(waiting).resolves.toEqual([]);
+    expect(listeners).toEqual([]);
+    await expect(queue.receive(10, 0, signal)).resolves.toEqual([]);
+    await queue.send(deliveries('acct-b', 1));
+    expect(idsOf(await queue.receive(10, 0))).toEqual(['acct-b-0']);
+  });
   it('holds at most maxMessages, dropping the rest of a send without throwing', async () => {
     const { log, warnings } = warningsLog();
     const queue = queueWith({ maxMessages: 3, log });

@@ -96,6 +96,13 @@ export function apiCaller(url: () => string, key: string) {
   };
 }
 
+/** The warning and error lines npm start printed, for a failing test's message. */
+export const warningsOf = (started: NpmStart | undefined) =>
+  logLines(started?.output() ?? '')
+    .filter((line: any) => line.level === 'WARN' || line.level === 'ERROR')
+    .map((line) => JSON.stringify(line))
+    .join('\n');
+
 /** The dev chain's JSON-RPC URL, from the "started" line `npm start` logged. */
 export const devChainUrl = (started: NpmStart) => (logLines(started.output()).find((line: any) => line.message === 'started') as any).devChain.rpcUrl as string;
 

@@ -5,7 +5,7 @@ import { putAddressChange } from '../../../lib/store/addresses';
 import { writeItems } from '../../../lib/store/batch';
 import { tableName } from '../../../lib/store/client';
 import { originOf, recordEndpointOutcome, toEndpointHealth } from '../../../lib/store/endpoint-health';
-import { getItem, updateItem } from '../../../lib/store/items';
+import { getItem, queryAllItems, updateItem } from '../../../lib/store/items';
 import { endpointHealthKey, PURGES_PARTITION, purgeJobKey, watcherKey, watchHeadKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
 import { headWrites, watcherWrites } from '../../../lib/store/watch-index';
 import { deleteWebhook, getWebhook } from '../../../lib/webhooks/webhooks';
@@ -33,7 +33,12 @@ async function maintainUntilPurged(): Promise<number> {
   for (;;) {
     passes += 1;
     await runAddressMaintenance(Date.now() + 2_000);
-    const jobs = (await scanTable()).filter((item) => item.pk === PURGES_PARTITION);
+    const { items: jobs } = await queryAllItems({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': PURGES_PARTITION },
+      ConsistentRead: true,
+    });
     if (jobs.length === 0) return passes;
     if (Date.now() > deadline) throw new Error(`purge jobs left after a minute: ${JSON.stringify(jobs)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
