@@ -1,11 +1,14 @@
 /**
  * The background work as a process of its own, started by background-process.ts over an IPC
- * channel (supervisor.ts's protocol): it says `ready`, starts on `start`, stops on `stop` or SIGTERM,
+ * channel (supervisor.ts's protocol): it says `ready`, starts on `start` with the configuration it is given, stops on `stop` or SIGTERM,
  * and exits at once when the channel closes, which is how it learns that its parent died.
  */
 import './node-version-warning';
+import { useRuntimeConfig } from '../../lib/config/runtime';
 import type { BackgroundProcessMessage } from './background-process';
 import { startBackgroundWork, type BackgroundWork } from './background-work';
+import { dataDirOf } from './data-dir';
+import { logDeliveriesToFile } from './local-logger';
 import { sendToParent } from './supervisor';
 
 let work: BackgroundWork | undefined;
@@ -25,6 +28,8 @@ process.on('SIGTERM', () => void stop());
 process.on('disconnect', () => process.exit(0));
 process.on('message', (message: BackgroundProcessMessage) => {
   if (message.type === 'start' && !work) {
+    useRuntimeConfig(message.settings.config);
+    logDeliveriesToFile(dataDirOf(process.env));
     startBackgroundWork(message.settings.chains).then(
       (started) => {
         work = started;

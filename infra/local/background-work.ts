@@ -17,7 +17,7 @@ export interface BackgroundWork {
 /**
  * What runs as scheduled and queue-driven functions on AWS, beside the API locally: address
  * maintenance, the delivery queue with its consumer and sweeps, and a follower per chain. The queue
- * takes the API's messages at DELIVERY_QUEUE_URL (SQS's protocol, on loopback); the followers and the
+ * takes the API's messages at the configuration's deliveryQueueUrl (SQS's protocol, on loopback); the followers and the
  * consumer are handed it directly.
  */
 export async function startBackgroundWork(chains: ChainSettings[]): Promise<BackgroundWork> {

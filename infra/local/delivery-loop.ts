@@ -1,9 +1,10 @@
+import { setMaxListeners } from 'node:events';
 import { runtimeConfig } from '../../lib/config/runtime';
 import { consumeDeliveries } from '../../lib/deliveries/consumer';
 import { CONSUMER_BATCH_SIZE, consumerBatches, type DeliveryQueue } from '../../lib/deliveries/queue';
 import { runResumeJobs } from '../../lib/deliveries/resume';
 import { deleteExpiredMessages, dueMessages } from '../../lib/deliveries/sweep';
-import { localLogger as logger } from './local-logger';
+import { deliveryAttemptLogger, localLogger as logger } from './local-logger';
 
 /** How often the due-time index is swept, and how many messages a sweep takes from each shard. */
 const SWEEP_MS = 1_000;
@@ -27,9 +28,12 @@ export interface DeliveryLoop {
  */
 export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
   const pollers = consumerBatches(runtimeConfig().delivery.concurrency);
+  const attemptLog = deliveryAttemptLogger();
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
   const stopping = new AbortController();
+  // Each poller waiting in a receive listens to it.
+  setMaxListeners(pollers + 1, stopping.signal);
   const later = (run: () => void, ms: number) => {
     const timer = setTimeout(() => {
       timers.delete(timer);
@@ -42,7 +46,7 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
       try {
         const records = await queue.receive(CONSUMER_BATCH_SIZE, POLL_WAIT_SECONDS, stopping.signal);
         if (records.length === 0) continue;
-        const { batchItemFailures } = await consumeDeliveries(records, { queue, log: logger });
+        const { batchItemFailures } = await consumeDeliveries(records, { queue, log: attemptLog });
         const failed = new Set(batchItemFailures.map(({ itemIdentifier }) => itemIdentifier));
         await queue.acknowledge(records.filter((record) => !failed.has(record.messageId)));
       } catch (error) {

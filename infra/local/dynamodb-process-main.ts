@@ -1,6 +1,7 @@
 /**
  * The embedded DynamoDB server as a process of its own, started by dynamodb-process.ts over an IPC
- * channel (supervisor.ts's protocol): it reports `started` (with its port) or `failed`, stops on `stop` or SIGTERM, and stops by itself when
+ * channel (supervisor.ts's protocol): it says `ready`, starts on `start` with the options it is given,
+ * reports `started` (with its port) or `failed`, stops on `stop` or SIGTERM, and stops by itself when
  * the channel closes, which is how it learns that its parent died, even by SIGKILL.
  */
 import { dataDirectoryReadError, startEmbeddedDynamoDb, type EmbeddedDynamoDbOptions } from './embedded-dynamodb';
@@ -20,11 +21,7 @@ async function fail(error: unknown): Promise<never> {
   process.exit(1);
 }
 
-async function main() {
-  // Ctrl-C in a terminal signals the whole process group: the parent decides when the store stops,
-  // after the requests under way have finished.
-  process.on('SIGINT', () => undefined);
-  const options = JSON.parse(process.env.EMBEDDED_DYNAMODB_OPTIONS ?? '{}') as EmbeddedDynamoDbOptions;
+async function start(options: EmbeddedDynamoDbOptions) {
   // dynalite throws a LevelDB error (a damaged table file) out of the request that met it.
   process.on('uncaughtException', (error) => void fail((options.directory && dataDirectoryReadError(options.directory, error)) || error));
   let store: Awaited<ReturnType<typeof startEmbeddedDynamoDb>>;
@@ -48,4 +45,19 @@ async function main() {
   await report({ type: 'started', port: store.port, pid: process.pid });
 }
 
-void main();
+// Ctrl-C in a terminal signals the whole process group: the parent decides when the store stops,
+// after the requests under way have finished.
+process.on('SIGINT', () => undefined);
+let starting = false;
+// Before `start` nothing is open: a parent gone, or one asking to stop, leaves nothing to close.
+const exitUnlessStarting = () => {
+  if (!starting) process.exit(0);
+};
+process.on('disconnect', exitUnlessStarting);
+process.on('message', (message: DynamoDbProcessMessage) => {
+  if (message.type === 'start' && !starting) {
+    starting = true;
+    void start(message.settings);
+  } else if (message.type === 'stop') exitUnlessStarting();
+});
+void report({ type: 'ready' });

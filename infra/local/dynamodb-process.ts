@@ -4,8 +4,8 @@ import type { EmbeddedDynamoDbOptions } from './embedded-dynamodb';
 import { StartupError } from './startup-error';
 import { startedSignal, supervise, type FailedMessage, type ProcessExit, type ProcessMessage } from './supervisor';
 
-/** The store takes its options from EMBEDDED_DYNAMODB_OPTIONS, so it starts without a `start` message. */
-export type DynamoDbProcessMessage = ProcessMessage;
+/** The store's options come in its `start` message. */
+export type DynamoDbProcessMessage = ProcessMessage<EmbeddedDynamoDbOptions>;
 
 /** A store process's exit, with the reason it gave, if it gave one before exiting. */
 export type StoreExit = ProcessExit & { reason?: string };
@@ -40,7 +40,6 @@ export async function startDynamoDbProcess(options: EmbeddedDynamoDbOptions): Pr
   const store = supervise<DynamoDbProcessMessage>(
     fork(ENTRY, [], {
       execArgv: ['--import', 'tsx'],
-      env: { ...process.env, EMBEDDED_DYNAMODB_OPTIONS: JSON.stringify(options) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       detached: true,
     }),
@@ -52,6 +51,7 @@ export async function startDynamoDbProcess(options: EmbeddedDynamoDbOptions): Pr
   });
   const started = await store.whenReady(
     startedSignal(store, {
+      settings: options,
       exitedBeforeReady: ({ code, signal }) => new Error(`the embedded DynamoDB process exited (${signal ?? `code ${code}`}) before it was listening`),
     }),
   );

@@ -1,12 +1,12 @@
 /**
  * One of `npm start`'s gateway processes, forked by gateway-processes.ts (node:cluster), speaking
- * supervisor.ts's protocol: on `start` it serves the API on the socket all of them share, drawing on
+ * supervisor.ts's protocol: on `start` it installs the configuration it is given and serves the API on the socket all of them share, drawing on
  * the first process's token buckets; it stops on `stop` or SIGTERM once the requests under way have finished, and exits at once when
  * the channel closes, which is how it learns that its parent died.
  */
 import './node-version-warning';
 import type { Server } from 'node:http';
-import { runtimeConfig } from '../../lib/config/runtime';
+import { useRuntimeConfig } from '../../lib/config/runtime';
 import { routeList } from '../../lib/routes';
 import { createLocalGateway } from './gateway';
 import type { GatewayProcessMessage } from './gateway-processes';
@@ -21,8 +21,8 @@ let nextGrantId = 0;
 let gateway: Server | undefined;
 let stopping = false;
 
-async function start({ port, host, tokensPerGrant }: Extract<GatewayProcessMessage, { type: 'start' }>['settings']) {
-  const config = runtimeConfig();
+async function start({ port, host, tokensPerGrant, config }: Extract<GatewayProcessMessage, { type: 'start' }>['settings']) {
+  useRuntimeConfig(config);
   const throttle = new SharedThrottle(
     (bucketKey, most) =>
       new Promise((resolve) => {

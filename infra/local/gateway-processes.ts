@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import path from 'node:path';
-import type { UsagePlanSettings } from '../../lib/config/stages';
+import type { RuntimeConfig } from '../../lib/config/runtime';
 import { portInUse } from './embedded-dynamodb';
 import { tokensPerGrant } from './shared-throttle';
 import { StartupError } from './startup-error';
@@ -12,7 +12,8 @@ export type TokenMessage =
   | { type: 'tokens'; id: number; bucketKey: string; most: number }
   | { type: 'granted'; id: number; taken: number; retryAfterSeconds: number };
 
-export type GatewayProcessMessage = ProcessMessage<{ port: number; host: string; tokensPerGrant: number }, TokenMessage>;
+/** What a gateway process is started with: where to listen, its share of the throttle, and the service's configuration. */
+export type GatewayProcessMessage = ProcessMessage<{ port: number; host: string; tokensPerGrant: number; config: RuntimeConfig }, TokenMessage>;
 
 export interface GatewayProcesses {
   pids: number[];
@@ -27,7 +28,8 @@ export interface GatewayProcessesOptions {
   count: number;
   port: number;
   host: string;
-  throttle: Pick<UsagePlanSettings, 'rateLimit' | 'burstLimit'>;
+  /** What every gateway process is configured with; its local throttle is held here. */
+  config: RuntimeConfig;
 }
 
 const ENTRY = path.join(__dirname, 'gateway-process-main.ts');
@@ -41,10 +43,11 @@ const STOP_TIMEOUT_MS = 30_000;
  * API Gateway's nodes: a revoked key is refused by all of them within the cache's lifetime.
  */
 export async function startGatewayProcesses(options: GatewayProcessesOptions): Promise<GatewayProcesses> {
-  // Inherits this process's node flags (tsx, the heap limit) and environment (the store's endpoint, the page-token key).
+  // Inherits this process's node flags (tsx, the heap limit); the configuration comes in the start message.
   cluster.setupPrimary({ exec: ENTRY, args: [] });
-  const buckets = new TokenBucketThrottle(options.throttle);
-  const settings = { port: options.port, host: options.host, tokensPerGrant: tokensPerGrant(options.throttle) };
+  const throttle = options.config.localThrottle;
+  const buckets = new TokenBucketThrottle(throttle);
+  const settings = { port: options.port, host: options.host, tokensPerGrant: tokensPerGrant(throttle), config: options.config };
   const workers = Array.from({ length: options.count }, () =>
     supervise<GatewayProcessMessage>(cluster.fork().process, { ask: 'message', timeoutMs: STOP_TIMEOUT_MS }),
   );

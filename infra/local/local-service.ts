@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parsePageTokenKey } from '../../lib/config/page-token-key';
-import { runtimeConfig } from '../../lib/config/runtime';
+import { readRuntimeConfig, useRuntimeConfig, type RuntimeConfig } from '../../lib/config/runtime';
 import { routeList } from '../../lib/routes';
 import { readKeyFile, writeKeyFile } from './key-file';
 import { startDynamoDbProcess, type DynamoDbProcess, type StoreExit } from './dynamodb-process';
@@ -16,25 +16,20 @@ import { startBackgroundWork, type BackgroundWork } from './background-work';
 import { findAnvil, startDevChain, type DevChain, type DevChainOptions } from './dev-chain';
 import { ensureStoreCredential, makeDataDirPrivate } from './data-dir';
 import { localLogger as logger } from './local-logger';
-import {
-  chainsFromEnvironment,
-  devChainSettings,
-  encodeFollowedChains,
-  FOLLOWED_CHAINS_VARIABLE,
-  publicFactsOf,
-  type ChainSettings,
-} from '../../lib/config/chains';
+import { chainsFromEnvironment, devChainSettings, publicFacts, publicFactsOf, type ChainSettings } from '../../lib/config/chains';
 import { localQueueUrl } from './queue-endpoint';
-import { freePortOn, servicePortsVariable } from './service-ports';
+import { freePortOn, servicePorts } from './service-ports';
 import { StartupError } from './startup-error';
 import type { ProcessExit } from './supervisor';
 
 export interface LocalServiceOptions {
+  /** The settings the user gave (`npm start`'s environment), read once here. */
+  env: NodeJS.ProcessEnv;
   /** Gateway port; 0 picks a free one. */
   port: number;
   /** Interface the gateway listens on. */
   host: string;
-  /** Embedded DynamoDB port; ignored when DYNAMODB_ENDPOINT points elsewhere. */
+  /** Embedded DynamoDB port; ignored when the env's DYNAMODB_ENDPOINT points elsewhere. */
   dynamoDbPort: number;
   /** Where the embedded DynamoDB, the dev chain and the page-token key persist; absent keeps everything in memory. */
   dataDir?: string;
@@ -78,63 +73,76 @@ export interface LocalService {
 }
 
 /**
+ * The delivery queue runs beside the API, in memory, so a queued message is lost only with it: after a restart,
+ * the sweep takes up what was pending within seconds, not the minutes that suit a lost SQS message.
+ */
+const LOCAL_SWEEP_GRACE_SECONDS = 5;
+
+/**
  * Everything `npm start` runs: the embedded DynamoDB server in a process of its own (unless
  * DYNAMODB_ENDPOINT names one), the table, the local API Gateway on top, and the background work
- * that runs as scheduled and queue-driven functions on AWS. Configuration travels through
- * process.env (inherited by the child processes), which the handlers read like they do on Lambda.
+ * that runs as scheduled and queue-driven functions on AWS. The configuration is built once here,
+ * installed in this process and handed to the others in their `start` message.
  */
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  const { env } = options;
   if (options.dataDir) {
     const tightened = await makeDataDirPrivate(options.dataDir);
     if (tightened > 0) logger.warn('made DATA_DIR private: files and directories open to other users are now 0600 and 0700', { dataDir: options.dataDir, tightened });
   }
   // Checked before anything starts: a bad key must stop the start, not fail every list call later.
-  process.env.PAGE_TOKEN_KEY = await pageTokenKeyFor(options.dataDir);
-  // The delivery queue runs beside this process, in memory, so a queued message is lost only with it: after a restart,
-  // the sweep takes up what was pending within seconds, not the minutes that suit a lost SQS message.
-  process.env.DELIVERY_SWEEP_GRACE_SECONDS ??= '5';
-  const chains = [...chainsFromEnvironment(process.env), ...(options.chains ?? [])];
+  const pageTokenKey = await pageTokenKeyFor(env.PAGE_TOKEN_KEY, options.dataDir);
+  const chains = [...chainsFromEnvironment(env), ...(options.chains ?? [])];
+  const given = readRuntimeConfig(env);
   let dynamoDb: DynamoDbProcess | undefined;
   // A request that failed because the store's process stopped: the store said why.
   const explained = (error: unknown) => dynamoDb?.failure() ?? error;
   let devChain: DevChain | undefined;
   let gateway: RunningGateway | undefined;
   let background: BackgroundProcess | undefined;
-  if (!process.env.DYNAMODB_ENDPOINT) {
-    const credentialFile = options.dataDir && (await ensureStoreCredential(options.dataDir));
+  let credentialFile: string | undefined;
+  if (!env.DYNAMODB_ENDPOINT) {
+    credentialFile = options.dataDir && (await ensureStoreCredential(options.dataDir));
     dynamoDb = await startDynamoDbProcess({
       port: options.dynamoDbPort,
       directory: options.dataDir && path.join(options.dataDir, 'dynamodb'),
       owner: { pid: process.pid, name: 'npm start' },
       credentialFile,
     });
-    process.env.DYNAMODB_PORT = String(dynamoDb.port);
-    if (credentialFile) process.env.DYNAMODB_CREDENTIAL_FILE = credentialFile;
   }
   try {
     if (options.devChain) {
       devChain = await startLocalDevChain({ ...options.devChain, stateDirectory: options.dataDir && path.join(options.dataDir, 'dev-chain') });
       if (devChain) chains.unshift(devChainSettings(options.devChain.chainId, devChain.rpcUrl));
     }
-    // Every port is known before this process reads its configuration and before the others start.
+    // Every port is known before the configuration is built and the other processes start.
     const gatewayPort = options.port || (await freePortOn(options.host));
     // The background work's queue takes the API's messages there, as SQS does on AWS.
     const queuePort = await freePortOn('127.0.0.1');
-    process.env.DELIVERY_QUEUE_URL = localQueueUrl(queuePort);
-    process.env.SERVICE_PORTS = servicePortsVariable([gatewayPort, dynamoDb?.port, queuePort], [process.env.DYNAMODB_ENDPOINT, ...chains.map((chain) => chain.rpcUrl)]);
-    process.env[FOLLOWED_CHAINS_VARIABLE] = encodeFollowedChains([...chains, ...(options.chainsWithoutFollower ?? []).map(publicFactsOf)]);
-    const config = runtimeConfig();
+    const config: RuntimeConfig = {
+      ...given,
+      ...(dynamoDb && { dynamoDbEndpoint: dynamoDb.endpoint, dynamoDbCredentialFile: credentialFile, storeDeletesExpiredItems: false }),
+      pageTokenKey: { hex: pageTokenKey },
+      delivery: { ...given.delivery, sweepGraceSeconds: env.DELIVERY_SWEEP_GRACE_SECONDS === undefined ? LOCAL_SWEEP_GRACE_SECONDS : given.delivery.sweepGraceSeconds },
+      deliveryQueueUrl: localQueueUrl(queuePort),
+      followedChains: [...chains.map(publicFacts), ...(options.chainsWithoutFollower ?? []).map(publicFactsOf)],
+      loopbackTargets: given.loopbackTargets && {
+        ...given.loopbackTargets,
+        servicePorts: servicePorts([gatewayPort, dynamoDb?.port, queuePort], [env.DYNAMODB_ENDPOINT, ...chains.map((chain) => chain.rpcUrl)]),
+      },
+    };
+    useRuntimeConfig(config);
     const tableCreated = (await ensureTable(config.tableName)) === 'created';
     gateway =
       options.processes === 'this process'
-        ? await startGatewayHere(gatewayPort, options.host)
+        ? await startGatewayHere(gatewayPort, options.host, config)
         : await startGatewayProcesses({
             count: options.processes.gateways,
             port: gatewayPort,
             host: options.host,
-            throttle: config.localThrottle,
+            config,
           });
-    background = options.processes === 'this process' ? undefined : await startBackgroundProcess(chains);
+    background = options.processes === 'this process' ? undefined : await startBackgroundProcess(chains, config);
     const work: BackgroundWork = background ? { stop: background.close } : await startBackgroundWork(chains);
     const { port } = gateway;
     return {
@@ -170,8 +178,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 type RunningGateway = Pick<GatewayProcesses, 'port' | 'close'> & Partial<Pick<GatewayProcesses, 'pids' | 'unexpectedExit'>>;
 
 /** The gateway in this process, on a token bucket of its own. */
-async function startGatewayHere(port: number, host: string): Promise<RunningGateway> {
-  const config = runtimeConfig();
+async function startGatewayHere(port: number, host: string, config: RuntimeConfig): Promise<RunningGateway> {
   const server = await createLocalGateway({
     routes: routeList,
     stage: config.stage,
@@ -202,8 +209,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
  * PAGE_TOKEN_KEY when set; otherwise the key kept beside the data, so that page tokens handed out
  * stay valid across restarts (generated on the first start).
  */
-async function pageTokenKeyFor(dataDir: string | undefined): Promise<string> {
-  const given = process.env.PAGE_TOKEN_KEY;
+async function pageTokenKeyFor(given: string | undefined, dataDir: string | undefined): Promise<string> {
   if (given) return checkedPageTokenKey(given, 'PAGE_TOKEN_KEY');
   if (!dataDir) return randomBytes(32).toString('hex');
   const file = path.join(dataDir, 'page-token.key');

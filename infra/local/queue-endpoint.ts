@@ -7,7 +7,7 @@ import { checkedRequest, type StoreCredential } from './signed-request';
 
 export interface QueueEndpoint {
   port: number;
-  /** The queue's URL, for DELIVERY_QUEUE_URL: the SQS client posts to its origin. */
+  /** The queue's URL, the configuration's `deliveryQueueUrl`: the SQS client posts to its origin. */
   url: string;
   close(): Promise<void>;
 }

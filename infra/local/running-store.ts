@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { DEFAULT_DYNAMODB_PORT } from '../../lib/config/runtime';
+import { DEFAULT_DYNAMODB_PORT, readRuntimeConfig, useRuntimeConfig } from '../../lib/config/runtime';
 import { dataDirOf, storeCredentialFile } from './data-dir';
 import { isListening } from './listening';
 
@@ -16,9 +16,8 @@ export async function useRunningStore(env: NodeJS.ProcessEnv = process.env): Pro
   if (env.DYNAMODB_ENDPOINT) return { at: 'endpoint', endpoint: env.DYNAMODB_ENDPOINT };
   const port = Number(env.DYNAMODB_PORT || DEFAULT_DYNAMODB_PORT);
   if (!(await isListening(port))) return { at: 'nothing', port };
-  env.DYNAMODB_PORT = String(port);
   // DATA_DIR decides, as for npm start. Without a credential file there, the store's refusal names its own.
   const credentialFile = storeCredentialFile(dataDirOf(env));
-  if (existsSync(credentialFile)) env.DYNAMODB_CREDENTIAL_FILE = credentialFile;
+  useRuntimeConfig(readRuntimeConfig({ ...env, DYNAMODB_PORT: String(port), ...(existsSync(credentialFile) && { DYNAMODB_CREDENTIAL_FILE: credentialFile }) }));
   return { at: 'port', port };
 }

@@ -3,13 +3,13 @@ import ipaddr from 'ipaddr.js';
 import { targetPort } from '../../lib/deliveries/target-guard';
 
 /**
- * SERVICE_PORTS (read by lib/config/runtime.ts): the ports of the service's own parts on this
- * machine, which no webhook may target. The gateway's processes share one port; `endpoints` are the
- * store's and the chains' URLs, of which those on loopback count.
+ * The ports of the service's own parts on this machine, which no webhook may target (the
+ * configuration's `loopbackTargets.servicePorts`). The gateway's processes share one port;
+ * `endpoints` are the store's and the chains' URLs, of which those on loopback count.
  */
-export function servicePortsVariable(ports: (number | undefined)[], endpoints: (string | undefined)[]): string {
+export function servicePorts(ports: (number | undefined)[], endpoints: (string | undefined)[]): number[] {
   const loopbackPorts = endpoints.map((endpoint) => (endpoint ? loopbackPortOf(endpoint) : undefined));
-  return [...new Set([...ports, ...loopbackPorts].filter((port) => port !== undefined))].join(',');
+  return [...new Set([...ports, ...loopbackPorts].filter((port) => port !== undefined))];
 }
 
 function loopbackPortOf(endpoint: string): number | undefined {
@@ -21,7 +21,7 @@ function loopbackPortOf(endpoint: string): number | undefined {
 
 /**
  * A port that was free on `host` a moment ago: for PORT=0, the gateway's port is chosen before it
- * listens, since every process must know it (SERVICE_PORTS) before it reads its configuration.
+ * listens, since every process's configuration holds it (servicePorts).
  */
 export function freePortOn(host: string): Promise<number> {
   return new Promise((resolve, reject) => {

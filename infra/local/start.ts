@@ -10,7 +10,7 @@ import { API_REFERENCE_PATH } from './api-reference';
 import { dataDirOf } from './data-dir';
 import { DEFAULT_DEV_CHAIN_ID, DEFAULT_DEV_CHAIN_PORT } from './dev-chain';
 import { readKeyFile, writeKeyFile } from './key-file';
-import { createRequestLog, localLogger as logger, logsRequests } from './local-logger';
+import { createRequestLog, deliveryLog, localLogger as logger, logsRequests } from './local-logger';
 import { startLocalService, type LocalService } from './local-service';
 import { StartupError } from './startup-error';
 
@@ -19,6 +19,7 @@ const DEV_ACCOUNT = 'dev';
 async function main() {
   const dataDir = dataDirOf(process.env);
   const service = await startLocalService({
+    env: process.env,
     port: Number(process.env.PORT ?? 3000),
     host: process.env.HOST || '127.0.0.1',
     dynamoDbPort: Number(process.env.DYNAMODB_PORT ?? DEFAULT_DYNAMODB_PORT),
@@ -128,7 +129,7 @@ function shellWord(text: string): string {
 
 function requestLogLine(dataDir: string): string {
   try {
-    return `Request log: ${createRequestLog(dataDir)} (one line per request; the terminal keeps start-up, delivery attempts, warnings and errors)`;
+    return `Request log: ${createRequestLog(dataDir)} (one line per request); delivery log: ${deliveryLog.fileOf(dataDir)} (one line per delivery attempt); the terminal keeps start-up, warnings and errors`;
   } catch (error) {
     return `Request log: none (${(error as Error).message}); request lines go to the terminal`;
   }

@@ -1,4 +1,4 @@
-import { ConfigurationError } from './runtime';
+import { ConfigurationError, runtimeConfig, type RuntimeConfig } from './runtime';
 
 /** The chain's own coin, as notifications name it in `networkToken`. */
 export interface NetworkToken {
@@ -171,7 +171,7 @@ let followedChainOfProcess: Promise<ChainSettings> | undefined;
  * a failure, read again at the next call.
  */
 export function followedChainOnce(): Promise<ChainSettings> {
-  followedChainOfProcess ??= followedChain(process.env).catch((error: unknown) => {
+  followedChainOfProcess ??= followedChain(runtimeConfig().followerChain).catch((error: unknown) => {
     followedChainOfProcess = undefined;
     throw error;
   });
@@ -179,15 +179,15 @@ export function followedChainOnce(): Promise<ChainSettings> {
 }
 
 /**
- * The chain a follower function follows (CHAIN_ID), with the RPC URL read from the Secrets Manager
- * secret the stack made for it (CHAIN_RPC_URL_SECRET_ARN): providers put keys in their URLs.
+ * The chain a follower function follows, with the RPC URL read from the Secrets Manager secret the
+ * stack made for it: providers put keys in their URLs.
  */
-async function followedChain(env: NodeJS.ProcessEnv): Promise<ChainSettings> {
-  const chainId = env.CHAIN_ID ?? '';
+async function followedChain(followerChain: RuntimeConfig['followerChain']): Promise<ChainSettings> {
+  const chainId = followerChain?.chainId ?? '';
   const known = KNOWN_CHAINS[chainId];
   if (!known) throw new ConfigurationError(`CHAIN_ID '${chainId}' is not a chain this stage can follow`);
   const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-  const { SecretString } = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: env.CHAIN_RPC_URL_SECRET_ARN }));
+  const { SecretString } = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: followerChain?.rpcUrlSecretArn }));
   const rpcUrl = SecretString?.trim() ?? '';
   if (!/^https?:\/\//.test(rpcUrl)) throw new ConfigurationError(`the RPC URL secret of chain ${chainId} does not hold an http(s) URL`);
   return { chainId, rpcUrl, ...known };
@@ -201,13 +201,14 @@ export function publicFactsOf(chainId: string): PublicChainFacts {
 }
 
 /** Only the public facts of a chain's settings: what leaves the process that holds its RPC URL. */
-function publicFacts({ chainId, chainName, isTestnet, networkToken, publicRpcUrl, explorerUrl, avalanche }: PublicChainFacts): PublicChainFacts {
+export function publicFacts({ chainId, chainName, isTestnet, networkToken, publicRpcUrl, explorerUrl, avalanche }: PublicChainFacts): PublicChainFacts {
   return { chainId, chainName, isTestnet, networkToken, publicRpcUrl, explorerUrl, avalanche };
 }
 
 /**
- * FOLLOWED_CHAINS: the public facts of the chains this service follows, which `npm start` hands to
- * the processes it starts (JSON). Absent: the stage's `followedChains`, each followed by a function on AWS.
+ * FOLLOWED_CHAINS: the public facts of the chains this service follows (JSON), for a process that
+ * follows other chains than its stage's (tests, the bench); `npm start` hands its processes theirs in
+ * their configuration. Absent: the stage's `followedChains`, each followed by a function on AWS.
  */
 export const FOLLOWED_CHAINS_VARIABLE = 'FOLLOWED_CHAINS';
 
@@ -225,7 +226,7 @@ export function followedChainsFrom(env: NodeJS.ProcessEnv, stageChainIds: string
     // handled below
   }
   if (!Array.isArray(chains) || !chains.every((chain) => typeof chain?.chainId === 'string' && typeof chain.chainName === 'string')) {
-    throw new ConfigurationError(`${FOLLOWED_CHAINS_VARIABLE} must be the JSON list npm start writes, got '${encoded.slice(0, 80)}'`);
+    throw new ConfigurationError(`${FOLLOWED_CHAINS_VARIABLE} must be the JSON list encodeFollowedChains writes, got '${encoded.slice(0, 80)}'`);
   }
   return chains as PublicChainFacts[];
 }

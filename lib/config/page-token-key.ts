@@ -1,11 +1,13 @@
+import { runtimeConfig } from './runtime';
+
 export const MIN_PAGE_TOKEN_KEY_BYTES = 32;
 
 let cached: Promise<Buffer> | undefined;
 
 /**
- * The server key that signs page tokens, hex-encoded: on AWS from the Secrets Manager secret the
- * stack generates (`PAGE_TOKEN_SECRET_ARN`), read once per cold start; locally from `PAGE_TOKEN_KEY`,
- * which `npm start` generates and keeps in its data directory so tokens survive a restart.
+ * The server key that signs page tokens: on AWS from the Secrets Manager secret the stack generates,
+ * read once per cold start; locally the key `npm start` generates and keeps in its data directory,
+ * so that tokens survive a restart.
  */
 export function pageTokenKey(): Promise<Buffer> {
   cached ??= readPageTokenKey().catch((error: unknown) => {
@@ -16,11 +18,11 @@ export function pageTokenKey(): Promise<Buffer> {
 }
 
 async function readPageTokenKey(): Promise<Buffer> {
-  const secretArn = process.env.PAGE_TOKEN_SECRET_ARN;
-  if (!secretArn) return parsePageTokenKey(process.env.PAGE_TOKEN_KEY, 'PAGE_TOKEN_KEY');
+  const source = runtimeConfig().pageTokenKey;
+  if (!('secretArn' in source)) return parsePageTokenKey(source.hex, 'PAGE_TOKEN_KEY');
   // Loaded only here, on AWS: locally the client would be dead weight at every cold start.
   const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-  const { SecretString } = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
+  const { SecretString } = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: source.secretArn }));
   return parsePageTokenKey(SecretString, 'the page-token secret');
 }
 

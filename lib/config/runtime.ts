@@ -1,7 +1,10 @@
 import { followedChainsFrom, type PublicChainFacts } from './chains';
 import { stageSettings, type AccountLimits, type BackfillSettings, type DeliverySettings, type StageSettings, type UsagePlanSettings } from './stages';
 
-/** What a process (Lambda, local gateway, keys CLI) needs to know, read once from its environment. */
+/**
+ * What a process needs to know: a Lambda or a CLI reads it once from its environment; `npm start`
+ * builds it once and hands it to each of its processes. Plain data, so that it crosses an IPC channel.
+ */
 export interface RuntimeConfig {
   stage: StageSettings;
   tableName: string;
@@ -9,9 +12,13 @@ export interface RuntimeConfig {
   dynamoDbEndpoint?: string;
   /**
    * The file holding the secret that `npm start`'s embedded store requires requests to be signed with
-   * (DYNAMODB_CREDENTIAL_FILE, set by `npm start` and the keys CLI): for the store on DYNAMODB_PORT only.
+   * (`npm start`'s, or DYNAMODB_CREDENTIAL_FILE for the keys CLI): for the store on DYNAMODB_PORT only.
    */
   dynamoDbCredentialFile?: string;
+  /** DYNAMODB_MAX_ATTEMPTS: attempts the DynamoDB client makes per request. */
+  dynamoDbMaxAttempts: number;
+  /** Whether the environment gives the AWS SDK credentials (AWS_ACCESS_KEY_ID): DynamoDB Local on loopback is then signed with them. */
+  awsAccessKeyGiven: boolean;
   /**
    * Whether the store deletes items whose TTL attribute has passed: DynamoDB does, on AWS; the
    * embedded store and DynamoDB Local do not, so the local sweep deletes expired messages itself.
@@ -38,8 +45,12 @@ export interface RuntimeConfig {
   backfills: BackfillSettings;
   /** Where producers queue deliveries: the SQS queue on AWS, the local queue's endpoint in `npm start`; absent only in in-process unit tests (nothing is queued). */
   deliveryQueueUrl?: string;
-  /** The chains this service follows (the stage's on AWS, FOLLOWED_CHAINS from `npm start`): a webhook on another is refused. */
+  /** The chains this service follows (the stage's on AWS, `npm start`'s locally): a webhook on another is refused. */
   followedChains: PublicChainFacts[];
+  /** A follower function's chain (CHAIN_ID) and the secret holding its RPC URL (CHAIN_RPC_URL_SECRET_ARN): on AWS, the follower's functions only. */
+  followerChain?: { chainId: string; rpcUrlSecretArn?: string };
+  /** Where the key that signs page tokens is (lib/config/page-token-key.ts). */
+  pageTokenKey: PageTokenKeySource;
   /**
    * Which loopback ports notifications may go to (receivers on this machine) in `npm start` outside
    * production; absent, none: on AWS loopback is the Lambda's own runtime API. Never other private addresses.
@@ -66,13 +77,19 @@ const DEFAULT_LOCAL_GATEWAY_BOUNDS: LocalGatewayBounds = { maxConnections: 1000,
 
 export interface LoopbackTargets {
   /**
-   * The ports of the service's own parts (its API, store, dev chain), which `npm start` passes to its
-   * processes in SERVICE_PORTS: never a target, or a tenant could read them through the delivery log.
+   * The ports of the service's own parts (its API, store, dev chain), which `npm start` puts in its
+   * processes' configuration (SERVICE_PORTS otherwise): never a target, or a tenant could read them through the delivery log.
    */
   servicePorts: number[];
   /** LOOPBACK_TARGET_PORTS: when set, the only other loopback ports allowed. */
   allowedPorts?: number[];
 }
+
+/**
+ * On AWS the Secrets Manager secret the stack generates (PAGE_TOKEN_SECRET_ARN); locally the key
+ * itself, hex-encoded (PAGE_TOKEN_KEY, which `npm start` generates and keeps in its data directory).
+ */
+export type PageTokenKeySource = { secretArn: string } | { hex?: string };
 
 /** A setting in the environment that cannot be used: what `npm start` reports in one line, without a stack trace. */
 export class ConfigurationError extends Error {
@@ -83,11 +100,20 @@ export const DEFAULT_TABLE_NAME = 'webhooks';
 export const DEFAULT_DYNAMODB_PORT = 8000;
 const DEFAULT_LEASE_SECONDS = 15;
 
-let cached: RuntimeConfig | undefined;
+let installed: RuntimeConfig | undefined;
 
+/** This process's configuration: the one installed by useRuntimeConfig, else its environment's, read at the first call (a Lambda, a CLI). */
 export function runtimeConfig(): RuntimeConfig {
-  cached ??= readRuntimeConfig(process.env);
-  return cached;
+  installed ??= readRuntimeConfig(process.env);
+  return installed;
+}
+
+/**
+ * Makes `config` this process's configuration: `npm start` installs the one it built, and each of its
+ * processes the one it was handed, before anything reads it.
+ */
+export function useRuntimeConfig(config: RuntimeConfig): void {
+  installed = config;
 }
 
 /** `stage`: the settings of the stage named by STAGE, unless given (a test of settings no stage has). */
@@ -98,6 +124,8 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, stage: StageSettings =
     tableName: env.TABLE_NAME || DEFAULT_TABLE_NAME,
     dynamoDbEndpoint: env.DYNAMODB_ENDPOINT || (env.DYNAMODB_PORT ? `http://127.0.0.1:${env.DYNAMODB_PORT}` : undefined),
     dynamoDbCredentialFile: (!env.DYNAMODB_ENDPOINT && env.DYNAMODB_PORT && env.DYNAMODB_CREDENTIAL_FILE) || undefined,
+    dynamoDbMaxAttempts: Number(env.DYNAMODB_MAX_ATTEMPTS) || 3,
+    awsAccessKeyGiven: Boolean(env.AWS_ACCESS_KEY_ID),
     storeDeletesExpiredItems: !env.DYNAMODB_ENDPOINT && !env.DYNAMODB_PORT,
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     localThrottle: {
@@ -122,6 +150,8 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, stage: StageSettings =
     },
     deliveryQueueUrl: env.DELIVERY_QUEUE_URL || undefined,
     followedChains: followedChainsFrom(env, stage.followedChains),
+    followerChain: env.CHAIN_ID === undefined ? undefined : { chainId: env.CHAIN_ID, rpcUrlSecretArn: env.CHAIN_RPC_URL_SECRET_ARN },
+    pageTokenKey: env.PAGE_TOKEN_SECRET_ARN ? { secretArn: env.PAGE_TOKEN_SECRET_ARN } : { hex: env.PAGE_TOKEN_KEY },
     loopbackTargets: stage.production || env.AWS_LAMBDA_FUNCTION_NAME ? undefined : loopbackTargets(env),
   };
 }

@@ -9,10 +9,9 @@ import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { CLAIM_MARGIN_MS } from './deliver';
 import { MAX_QUEUE_DELAY_SECONDS } from './queue';
-import { freeSlots, releaseSlot, takeFreeSlot } from '../store/attempt-slots';
+import { freeSlots, releaseSlot, takeFreeSlot, type SlotPool } from '../store/attempt-slots';
 import { recordEndpointOutcome, releaseProbe, takeProbe, type EndpointHealth, type EndpointRef } from '../store/endpoint-health';
 import type { MessageRef } from '../store/messages';
-import { accountSlotScope, hostSlotScope } from '../store/table';
 
 /**
  * An attempt delivered within a quarter of its timeout is fast: the endpoint's next attempts take no
@@ -100,8 +99,8 @@ export async function admitAttempt(request: AdmissionRequest, endpoint: Endpoint
   const refusedByCircuit = { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, until, now, deferrals) } as const;
   if (circuitOpen && endpoint.probeUntil !== undefined && endpoint.probeUntil > now) return refusedByCircuit;
   const pools = [
-    { limit: 'perAccount', scope: accountSlotScope(account), capacity: settings.concurrency.perAccount },
-    { limit: 'perHost', scope: hostSlotScope(account, host), capacity: settings.concurrency.perHost },
+    { limit: 'perAccount', pool: { account }, capacity: settings.concurrency.perAccount },
+    { limit: 'perHost', pool: { account, host }, capacity: settings.concurrency.perHost },
   ] as const;
   let probe: number | undefined;
   const putOff = async (limit: (typeof pools)[number]['limit'], slots: HeldSlot[]): Promise<Admission> => {
@@ -112,7 +111,7 @@ export async function admitAttempt(request: AdmissionRequest, endpoint: Endpoint
   // Both pools are read before anything is written (the probe, a slot): a refusal, what a busy
   // endpoint's backlog mostly gets, then writes nothing. They are taken one after the other: takers
   // at once that each won a slot of a different pool would all give them back.
-  const free = await Promise.all(pools.map(({ scope, capacity }) => freeSlots(scope, capacity, now)));
+  const free = await Promise.all(pools.map(({ pool, capacity }) => freeSlots(pool, capacity, now)));
   const full = pools.find((_, index) => free[index]!.length === 0);
   if (full) return putOff(full.limit, []);
   if (circuitOpen) {
@@ -120,16 +119,16 @@ export async function admitAttempt(request: AdmissionRequest, endpoint: Endpoint
     probe = until;
   }
   const slots: HeldSlot[] = [];
-  for (const [index, { limit, scope }] of pools.entries()) {
-    const slot = await takeFreeSlot(scope, free[index]!, messageId, until, now);
+  for (const [index, { limit, pool }] of pools.entries()) {
+    const slot = await takeFreeSlot(pool, free[index]!, messageId, until, now);
     if (slot === undefined) return putOff(limit, slots);
-    slots.push({ scope, slot });
+    slots.push({ pool, slot });
   }
   return admitted(ref, endpoint, messageId, slots, probe);
 }
 
 interface HeldSlot {
-  scope: string;
+  pool: SlotPool;
   slot: number;
 }
 
@@ -168,7 +167,7 @@ function admitted(ref: EndpointRef, seen: EndpointHealth, holder: string, slots:
 
 async function freeAll(ref: EndpointRef, holder: string, slots: HeldSlot[], probe: number | undefined): Promise<void> {
   await Promise.all([
-    ...slots.map(({ scope, slot }) => warnOnFailure('attempt slot not released; its lease ends by itself', () => releaseSlot(scope, slot, holder))),
+    ...slots.map(({ pool, slot }) => warnOnFailure('attempt slot not released; its lease ends by itself', () => releaseSlot(pool, slot, holder))),
     probe === undefined ? undefined : warnOnFailure('probe not released; its lease ends by itself', () => releaseProbe(ref, probe)),
   ]);
 }

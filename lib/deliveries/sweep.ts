@@ -1,28 +1,17 @@
 import { runtimeConfig } from '../config/runtime';
-import { deleteExpiredMessage, postponeSweep, queryTimeIndex, type MessageRef } from '../store/messages';
-import { dueIndexShards, duePartition, expiresPartition } from '../store/table';
+import { deleteExpiredMessage, expiredMessageBatches, takeDueMessages, type MessageRef } from '../store/messages';
 
 /** How long after its time a message that no queue message brought is taken up by the sweep. */
 export const sweepGraceMs = () => Math.round(runtimeConfig().delivery.sweepGraceSeconds * 1000);
 
-const shards = () => Array.from({ length: dueIndexShards() }, (_, shard) => shard);
-
 /**
  * Pending messages whose sweep time has passed: no queue message brought them to an attempt in
  * time (lost, or their retry lies beyond the queue's longest delay), or an attempt's process died.
- * Oldest first in each shard, up to `limitPerShard` from each. Each is given a new sweep time, so
- * that the next pass does not take it up again while its attempt is under way or queued.
+ * Oldest first in each shard of the due-time index, up to `limitPerShard` from each. Each is given a
+ * new sweep time, so that the next pass does not take it up again while its attempt is under way or queued.
  */
 export async function dueMessages(now: number, limitPerShard: number): Promise<MessageRef[]> {
-  const nextSweep = now + sweepGraceMs();
-  const pages = await Promise.all(
-    shards().map(async (shard) => {
-      const due = await queryTimeIndex(duePartition(shard), now, limitPerShard);
-      const taken = await Promise.all(due.map((entry) => postponeSweep(entry, entry.at, nextSweep)));
-      return due.filter((_, index) => taken[index]);
-    }),
-  );
-  return pages.flat().map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId }));
+  return takeDueMessages(now, limitPerShard, now + sweepGraceMs());
 }
 
 /**
@@ -31,13 +20,11 @@ export async function dueMessages(now: number, limitPerShard: number): Promise<M
  */
 export async function deleteExpiredMessages(now: number, deadline: number): Promise<number> {
   let deleted = 0;
-  for (const shard of shards()) {
-    for (;;) {
-      if (Date.now() >= deadline) return deleted;
-      const expired = await queryTimeIndex(expiresPartition(shard), now, 100);
-      for (const ref of expired) if (await deleteExpiredMessage(ref, now)) deleted += 1;
-      if (expired.length < 100) break;
-    }
+  const batches = expiredMessageBatches(now);
+  while (Date.now() < deadline) {
+    const batch = await batches.next();
+    if (batch.done) break;
+    for (const ref of batch.value) if (await deleteExpiredMessage(ref, now)) deleted += 1;
   }
   return deleted;
 }

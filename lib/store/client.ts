@@ -19,14 +19,14 @@ export function tableName(): string {
  * every call: a middleware added after a command's first call does not apply to that command.
  */
 export function createDynamoDbClient(): DynamoDBClient {
-  const { dynamoDbEndpoint, dynamoDbCredentialFile, region } = runtimeConfig();
+  const { dynamoDbEndpoint, dynamoDbCredentialFile, dynamoDbMaxAttempts, awsAccessKeyGiven, region } = runtimeConfig();
   const local = dynamoDbEndpoint !== undefined && isLoopbackHttpUrl(dynamoDbEndpoint);
   // DynamoDB Local on loopback takes the machine's AWS profile when it has one.
-  const credentials = dynamoDbCredentialFile || (local && !process.env.AWS_ACCESS_KEY_ID) ? localServiceCredentials(dynamoDbCredentialFile) : undefined;
+  const credentials = dynamoDbCredentialFile || (local && !awsAccessKeyGiven) ? localServiceCredentials(dynamoDbCredentialFile) : undefined;
   const client = new DynamoDBClient({
     region,
     endpoint: dynamoDbEndpoint,
-    maxAttempts: Number(process.env.DYNAMODB_MAX_ATTEMPTS) || 3,
+    maxAttempts: dynamoDbMaxAttempts,
     cacheMiddleware: true,
     ...(credentials ? { credentials } : {}),
   });

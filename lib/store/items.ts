@@ -98,6 +98,20 @@ export async function* queryPages(input: QueryInput | (() => QueryInput), limit?
   } while (startKey && (limit === undefined || count < limit));
 }
 
+/**
+ * The query's pages one call at a time, each of up to the `limit` that call asks for: for a reader
+ * that sizes each page by what it has read so far. Undefined once the query has no more pages.
+ */
+export function pageReader(input: Omit<QueryInput, 'Limit'>): (limit: number) => Promise<QueryPage | undefined> {
+  let nextLimit = 0;
+  const pages = queryPages(() => ({ ...input, Limit: nextLimit }));
+  return async (limit) => {
+    nextLimit = limit;
+    const next = await pages.next();
+    return next.done ? undefined : next.value;
+  };
+}
+
 export interface QueryResult {
   items: Item[];
   /** Items DynamoDB read to answer (its ScannedCount), for the benchmark's cost figures. */

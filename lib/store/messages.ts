@@ -6,20 +6,24 @@ import { conditionHeld, unlessConditionFails } from './conditional-write';
 import { forEachChunk, keyText, readItems } from './batch';
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { deleteItem, getItem, putItem, queryItems, updateItem, type Item } from './items';
+import { deleteItem, getItem, pageReader, putItem, queryItems, updateItem, type Item, type QueryPage } from './items';
 import {
   GSI2,
   GSI3,
+  duePartitions,
+  expiryPartitions,
   isUnspreadMessagePartition,
   MESSAGE_BODY_SORT_KEY_PREFIX,
   MESSAGE_SORT_KEY_PREFIX,
   messageBodyKey,
+  messageIdOfSortKey,
   messagePartitionsMarkKey,
   messageDueIndexKey,
   messageExpiryIndexKey,
   messageKey,
   messagePartitions,
   messageRefOfKey,
+  messageSortKey,
   messageStatusIndexMarkKey,
   messageStatusPartition,
   retentionEndOf,
@@ -534,40 +538,36 @@ export async function queryMessages(query: MessagePageQuery): Promise<MessagePag
   const filtered = status === 'pending' || status === 'succeeded';
   const keys = indexed ? { partitionKey: GSI2.partitionKey, sortKey: TABLE_KEYS.sortKey } : TABLE_KEYS;
   const range = fromId === undefined ? `begins_with(${keys.sortKey}, :prefix)` : `${keys.sortKey} BETWEEN :from AND :to`;
-  const bounds: Item = fromId === undefined ? { ':prefix': MESSAGE_SORT_KEY_PREFIX } : { ':from': `${MESSAGE_SORT_KEY_PREFIX}${fromId}`, ':to': `${MESSAGE_SORT_KEY_PREFIX}~` };
+  const bounds: Item = fromId === undefined ? { ':prefix': MESSAGE_SORT_KEY_PREFIX } : { ':from': messageSortKey(fromId), ':to': `${MESSAGE_SORT_KEY_PREFIX}~` };
   const partitions = indexed ? [messageStatusPartition(account, webhookId, status)] : messagePartitions(account, webhookId);
   const streams = partitions.map((partition): LogStream => {
     let startKey: Item | undefined;
     if (afterId !== undefined) {
-      startKey = indexed ? { ...messageKey(account, webhookId, afterId), [GSI2.partitionKey]: partition } : { pk: partition, sk: `${MESSAGE_SORT_KEY_PREFIX}${afterId}` };
+      startKey = indexed ? { ...messageKey(account, webhookId, afterId), [GSI2.partitionKey]: partition } : { pk: partition, sk: messageSortKey(afterId) };
     }
-    const read = async (limit: number, from?: Item) => {
-      const page = await queryItems({
-        TableName: tableName(),
-        IndexName: indexed ? GSI2.indexName : undefined,
-        ConsistentRead: indexed ? undefined : true,
-        KeyConditionExpression: `${keys.partitionKey} = :pk AND ${range}`,
-        FilterExpression: filtered ? '#status = :status' : undefined,
-        ExpressionAttributeNames: filtered ? { '#status': 'status' } : undefined,
-        ExpressionAttributeValues: { ':pk': partition, ...bounds, ...(filtered ? { ':status': status } : {}) },
-        ScanIndexForward: false,
-        Limit: limit,
-        ExclusiveStartKey: from,
-      });
-      const messages = indexed ? await statesOf(page.items, (message) => message.status === status) : page.items.map(toMessageState);
-      return { messages, lookedAt: page.scannedCount, lastEvaluatedKey: page.lastEvaluatedKey };
-    };
-    return { read, buffer: [], startKey, bound: startKey?.sk as string | undefined, done: false, fetches: 0 };
+    const read = pageReader({
+      TableName: tableName(),
+      IndexName: indexed ? GSI2.indexName : undefined,
+      ConsistentRead: indexed ? undefined : true,
+      KeyConditionExpression: `${keys.partitionKey} = :pk AND ${range}`,
+      FilterExpression: filtered ? '#status = :status' : undefined,
+      ExpressionAttributeNames: filtered ? { '#status': 'status' } : undefined,
+      ExpressionAttributeValues: { ':pk': partition, ...bounds, ...(filtered ? { ':status': status } : {}) },
+      ScanIndexForward: false,
+      ExclusiveStartKey: startKey,
+    });
+    return { read, buffer: [], bound: startKey?.sk as string | undefined, done: false, fetches: 0 };
   });
-  return mergeNewestFirst(streams, limit, filtered ? LOOKED_AT_PER_CALL : undefined);
+  const messagesOf = (items: Item[]) => (indexed ? statesOf(items, (message) => message.status === status) : Promise.resolve(items.map(toMessageState)));
+  return mergeNewestFirst(streams, messagesOf, limit, filtered ? LOOKED_AT_PER_CALL : undefined);
 }
 
 /** One partition of a log (or of gsi2), read newest first a page at a time, as the merge needs it. */
 interface LogStream {
-  read(limit: number, startKey?: Item): Promise<{ messages: MessageState[]; lookedAt: number; lastEvaluatedKey?: Item }>;
+  /** The partition's next page, of up to `size` entries: one Query. */
+  read(size: number): Promise<QueryPage | undefined>;
   /** Read, not yet returned: newest first. */
   buffer: MessageState[];
-  startKey?: Item;
   /** The sort key of the last entry read: what is still unread sorts below it. */
   bound?: string;
   done: boolean;
@@ -579,9 +579,9 @@ interface LogStream {
  * still hold a newer one; a stream with nothing read ahead is read again, the more the more often.
  * With a `budget` of entries looked at, the page may end short, with where it looked up to.
  */
-async function mergeNewestFirst(streams: LogStream[], limit: number, budget?: number): Promise<MessagePage> {
+async function mergeNewestFirst(streams: LogStream[], messagesOf: (items: Item[]) => Promise<MessageState[]>, limit: number, budget?: number): Promise<MessagePage> {
   const messages: MessageState[] = [];
-  const sortKeyOf = (message: MessageState) => `${MESSAGE_SORT_KEY_PREFIX}${message.messageId}`;
+  const sortKeyOf = (message: MessageState) => messageSortKey(message.messageId);
   let lookedAt = 0;
   for (;;) {
     while (messages.length < limit) {
@@ -596,20 +596,20 @@ async function mergeNewestFirst(streams: LogStream[], limit: number, budget?: nu
     if (messages.length >= limit || unread.length === 0) return { messages };
     if (budget !== undefined && lookedAt >= budget) {
       const lookedUpTo = unread.reduce((highest, stream) => (stream.bound! > highest ? stream.bound! : highest), '');
-      return { messages, lookedUpTo: lookedUpTo.slice(MESSAGE_SORT_KEY_PREFIX.length) };
+      return { messages, lookedUpTo: messageIdOfSortKey(lookedUpTo) };
     }
     const share = Math.ceil((limit - messages.length) / streams.length) + 1;
     await Promise.all(
       unread.map(async (stream) => {
         let size = share * 2 ** stream.fetches;
         if (budget !== undefined) size = Math.max(1, Math.min(size, Math.floor((budget - lookedAt) / unread.length)));
-        const page = await stream.read(size, stream.startKey);
-        lookedAt += page.lookedAt;
+        const page = await stream.read(size);
         stream.fetches += 1;
-        stream.buffer.push(...page.messages);
-        stream.startKey = page.lastEvaluatedKey;
+        stream.done = page?.lastEvaluatedKey === undefined;
+        if (page === undefined) return;
+        lookedAt += page.scannedCount;
+        stream.buffer.push(...(await messagesOf(page.items)));
         stream.bound = page.lastEvaluatedKey?.[TABLE_KEYS.sortKey] as string | undefined;
-        stream.done = page.lastEvaluatedKey === undefined;
       }),
     );
   }
@@ -637,8 +637,41 @@ export async function postponeSweep(ref: MessageRef, seenSweepAt: number, sweepA
   );
 }
 
-/** Messages of one gsi3 partition whose time has come: due ones under `DUE#`, expired ones under `EXPIRES#`. */
-export async function queryTimeIndex(partition: string, now: number, limit: number): Promise<Array<MessageRef & { at: number }>> {
+/**
+ * Pending messages whose sweep time has passed by `now`, oldest first in each shard of the due-time
+ * index, up to `limitPerShard` from each; each is given the sweep time `nextSweepAt`. Those whose
+ * sweep time another sweep or an attempt moved since they were read are left out.
+ */
+export async function takeDueMessages(now: number, limitPerShard: number, nextSweepAt: number): Promise<MessageRef[]> {
+  const taken = await Promise.all(
+    duePartitions().map(async (partition) => {
+      const due = await queryTimeIndex(partition, now, limitPerShard);
+      const postponed = await Promise.all(due.map((entry) => postponeSweep(entry, entry.at, nextSweepAt)));
+      return due.filter((_, index) => postponed[index]);
+    }),
+  );
+  return taken.flat().map(({ account, webhookId, messageId }) => ({ account, webhookId, messageId }));
+}
+
+const EXPIRED_BATCH = 100;
+
+/**
+ * Finished messages whose retention ended by `now` (in the expiry index: only where the store
+ * deletes no expired items itself), a batch at a time, shard after shard. A shard is read again from
+ * its start while its last batch was full: the caller deletes each batch before asking for the next.
+ */
+export async function* expiredMessageBatches(now: number): AsyncGenerator<MessageRef[]> {
+  for (const partition of expiryPartitions()) {
+    for (;;) {
+      const expired = await queryTimeIndex(partition, now, EXPIRED_BATCH);
+      yield expired;
+      if (expired.length < EXPIRED_BATCH) break;
+    }
+  }
+}
+
+/** Messages of one gsi3 partition whose time has come: due ones, or expired ones. */
+async function queryTimeIndex(partition: string, now: number, limit: number): Promise<Array<MessageRef & { at: number }>> {
   const page = await queryItems({
     TableName: tableName(),
     IndexName: GSI3.indexName,

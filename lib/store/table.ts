@@ -146,14 +146,16 @@ export const quarantinedBlockKey = (chainId: string, number: number, webhookId?:
 /** An endpoint's health (an origin an account's webhooks send to): its recent failures and speed, and the circuit's probe lease. */
 export const endpointHealthKey = (account: string, origin: string): TableKey => ({ pk: `${accountPartition(account)}#ENDPOINT#${origin}`, sk: 'HEALTH' });
 
-/** The partition of one scope's attempt slots, and one slot in it. */
-export const attemptSlotsPartition = (scope: string) => `SLOTS#${scope}`;
-export const attemptSlotKey = (scope: string, slot: number): TableKey => ({ pk: attemptSlotsPartition(scope), sk: String(slot).padStart(4, '0') });
-export const slotOfSortKey = (sk: string) => Number(sk);
+/** Whose attempt slots: an account's (all its attempts), or with `host` its attempts to one resolved address. */
+export interface SlotPool {
+  account: string;
+  host?: string;
+}
 
-/** Attempts of one account, and of one account to one resolved address. */
-export const accountSlotScope = (account: string) => `account#${account}`;
-export const hostSlotScope = (account: string, address: string) => `host#${account}#${address}`;
+/** The partition of a pool's attempt slots, and one slot in it. */
+export const attemptSlotsPartition = ({ account, host }: SlotPool) => (host === undefined ? `SLOTS#account#${account}` : `SLOTS#host#${account}#${host}`);
+export const attemptSlotKey = (pool: SlotPool, slot: number): TableKey => ({ pk: attemptSlotsPartition(pool), sk: String(slot).padStart(4, '0') });
+export const slotOfSortKey = (sk: string) => Number(sk);
 
 const webhookMessagesPartition = (account: string, webhookId: string) => `${webhookAddressesPartition(account, webhookId)}#MESSAGES`;
 
@@ -178,9 +180,13 @@ export const isUnspreadMessagePartition = (pk: string) => pk.endsWith('#MESSAGES
 export const MESSAGE_SORT_KEY_PREFIX = 'MESSAGE#';
 export const MESSAGE_BODY_SORT_KEY_PREFIX = 'B#';
 
+/** A message's sort key (its state item's, in the log and in gsi2), and its id from one. */
+export const messageSortKey = (messageId: string) => `${MESSAGE_SORT_KEY_PREFIX}${messageId}`;
+export const messageIdOfSortKey = (sk: string) => sk.slice(MESSAGE_SORT_KEY_PREFIX.length);
+
 export const messageKey = (account: string, webhookId: string, messageId: string): TableKey => ({
   pk: messagePartition(account, webhookId, messageId),
-  sk: `${MESSAGE_SORT_KEY_PREFIX}${messageId}`,
+  sk: messageSortKey(messageId),
 });
 
 /** A message's body: its event, compressed, written once beside the message. */
@@ -202,8 +208,13 @@ export const dueIndexShards = () => runtimeConfig().delivery.dueIndexShards;
 const shardOf = (messageId: string) => parseInt(messageId.slice(-3), 16) % dueIndexShards();
 const timeKey = (ms: number, messageId: string) => `${String(Math.max(0, Math.floor(ms))).padStart(15, '0')}#${messageId}`;
 
-export const duePartition = (shard: number) => `DUE#${shard}`;
-export const expiresPartition = (shard: number) => `EXPIRES#${shard}`;
+const duePartition = (shard: number) => `DUE#${shard}`;
+const expiresPartition = (shard: number) => `EXPIRES#${shard}`;
+const shards = () => Array.from({ length: dueIndexShards() }, (_, shard) => shard);
+
+/** Every partition of gsi3 that holds pending messages (by when they are due), and every one that holds finished messages (by when they expire). */
+export const duePartitions = () => shards().map(duePartition);
+export const expiryPartitions = () => shards().map(expiresPartition);
 
 /** A pending message in gsi3: the sweep takes it up once `at` has passed. */
 export const messageDueIndexKey = (messageId: string, at: number) => ({ gsi3pk: duePartition(shardOf(messageId)), gsi3sk: timeKey(at, messageId) });
@@ -226,7 +237,7 @@ export const timeKeyBound = (ms: number) => `${String(Math.floor(ms)).padStart(1
 /** The message's key from its table key, as gsi3's keys-only Query returns it. */
 export function messageRefOfKey(key: TableKey): { account: string; webhookId: string; messageId: string } {
   const [, account, , webhookId] = key.pk.split('#');
-  return { account: account!, webhookId: webhookId!, messageId: key.sk.slice(MESSAGE_SORT_KEY_PREFIX.length) };
+  return { account: account!, webhookId: webhookId!, messageId: messageIdOfSortKey(key.sk) };
 }
 
 const API_KEY_PARTITION_PREFIX = 'APIKEY#';

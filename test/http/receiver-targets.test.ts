@@ -1,3 +1,4 @@
+import { runtimeConfig } from '../../lib/config/runtime';
 import { webhookInput } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { startReceiver, type Receiver } from '../support/receiver';
@@ -22,7 +23,7 @@ const api = webhooksApi(client);
 const receiverPort = () => new URL(receiver.url).port;
 const apiPort = () => new URL(client.url()).port;
 // DynamoDB Local's, in the cross-check (docs/testing.md).
-const storePort = () => (process.env.DYNAMODB_ENDPOINT ? new URL(process.env.DYNAMODB_ENDPOINT).port : process.env.DYNAMODB_PORT!);
+const storePort = () => new URL(runtimeConfig().dynamoDbEndpoint!).port;
 const ownPortReason = (port: string) => `loopback address 127.0.0.1 port ${port}, one of the service's own ports`;
 
 const refusedTargets: Array<[string, () => string, () => string]> = [

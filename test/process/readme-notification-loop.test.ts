@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { deliveryLog } from '../../infra/local/local-logger';
 import { freePort, startNpmStart, type NpmStart } from '../support/npm-start';
+import { logLines } from '../support/processes';
 import { useTempDir } from '../support/temp-dir';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -63,6 +65,15 @@ it(
     expect(receiver.output()).toContain(`"txHash": "${transaction}"`);
     expect(receiver.output()).toContain('x-signature ✓ webhook-signature ✓');
     expect(receiver.output()).toContain('"valueWithDecimals": "1.5"');
+
+    // Its attempt's line is in DATA_DIR/logs/deliveries.log (0600), not in npm start's terminal.
+    const messageId = /"messageId": "([^"]+)"/.exec(receiver.output())![1]!;
+    const attemptLines = () => logLines(readFileSync(deliveryLog.fileOf(dataDir), 'utf8')).filter((line) => line.message === 'delivery attempt');
+    const logged = Date.now() + 5_000;
+    while (!attemptLines().some((line) => line.messageId === messageId) && Date.now() < logged) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(attemptLines()).toContainEqual(expect.objectContaining({ level: 'INFO', messageId, statusCode: 200, next: 'succeeded' }));
+    expect(statSync(deliveryLog.fileOf(dataDir)).mode & 0o777).toBe(0o600);
+    expect(running.output()).not.toContain('"message":"delivery attempt"');
 
     // docs/backfills.md's loop, with the same server and receiver: a transfer before any webhook watches its address, then a backfill.
     const backfill = bash(local(backfillBlock()), exported);

@@ -20,18 +20,24 @@ export const CHAINS_WITHOUT_FOLLOWER = ['43114', '1'];
 
 /**
  * The whole local service (embedded DynamoDB in memory + local gateway) on free ports for one test
- * file, driven over real HTTP. `env` is applied before it starts (throttle limits, stage, ...).
+ * file, driven over real HTTP. `env` adds to the settings it starts with (throttle limits, stage, ...);
+ * its configuration is then this process's (runtimeConfig()).
  */
 export function useLocalService(env: Record<string, string> = {}, options: TestServiceOptions | (() => TestServiceOptions) = {}): TestClient {
   let service: LocalService | undefined;
   beforeAll(async () => {
-    if (process.env.TEST_DYNAMODB_ENDPOINT) process.env.DYNAMODB_ENDPOINT = process.env.TEST_DYNAMODB_ENDPOINT;
-    else delete process.env.DYNAMODB_ENDPOINT;
-    delete process.env.PAGE_TOKEN_KEY;
-    Object.assign(process.env, { STAGE: 'local', TABLE_NAME: 'webhooks-http-test', AUTHORIZER_CACHE_TTL_SECONDS: '0', ...env });
+    const settings = {
+      ...process.env,
+      DYNAMODB_ENDPOINT: process.env.TEST_DYNAMODB_ENDPOINT,
+      PAGE_TOKEN_KEY: undefined,
+      STAGE: 'local',
+      TABLE_NAME: 'webhooks-http-test',
+      AUTHORIZER_CACHE_TTL_SECONDS: '0',
+      ...env,
+    };
     const given = typeof options === 'function' ? options() : options;
     const chainsWithoutFollower = [...CHAINS_WITHOUT_FOLLOWER, ...(given.chainsWithoutFollower ?? [])];
-    service = await startLocalService({ port: 0, host: '127.0.0.1', dynamoDbPort: 0, processes: 'this process', ...given, chainsWithoutFollower });
+    service = await startLocalService({ env: settings, port: 0, host: '127.0.0.1', dynamoDbPort: 0, processes: 'this process', ...given, chainsWithoutFollower });
   });
   afterAll(async () => {
     await service?.close();

@@ -6,7 +6,7 @@ import { admitAttempt, CIRCUIT_OPENS_AFTER, describeEndpoint, SLOW_REMEMBERED_MS
 import { dynamoDb, tableName } from '../../../lib/store/client';
 import { getEndpointHealth, originOf, toEndpointHealth, type EndpointRef } from '../../../lib/store/endpoint-health';
 import { queryItems } from '../../../lib/store/items';
-import { accountSlotScope, attemptSlotsPartition, hostSlotScope } from '../../../lib/store/table';
+import { attemptSlotsPartition, type SlotPool } from '../../../lib/store/table';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, webhookInput } from '../../support/factories';
 
@@ -53,11 +53,11 @@ async function attempt(endpoint: EndpointRef, outcome: { delivered: boolean; dur
   await admission.release(outcome);
 }
 
-async function slotsHeld(scope: string, now = Date.now()): Promise<number> {
+async function slotsHeld(pool: SlotPool, now = Date.now()): Promise<number> {
   const { items } = await queryItems({
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': attemptSlotsPartition(scope) },
+    ExpressionAttributeValues: { ':pk': attemptSlotsPartition(pool) },
     ConsistentRead: true,
   });
   return items.filter((item) => item.heldUntil > now).length;
@@ -75,7 +75,7 @@ describe('admitAttempt', () => {
     store.writes = 0;
     const admission = await admit(endpoint);
     expect(admission).toMatchObject({ admitted: true, probe: false });
-    expect(await slotsHeld(accountSlotScope(endpoint.account))).toBe(0);
+    expect(await slotsHeld({ account: endpoint.account })).toBe(0);
     if (admission.admitted) await admission.release(FAST);
     expect(store.writes).toBe(0);
   });
@@ -87,7 +87,7 @@ describe('admitAttempt', () => {
     expect((await getEndpointHealth(endpoint)).lastAttemptFast).toBe(false);
 
     const admission = await admit(endpoint);
-    expect(await slotsHeld(accountSlotScope(endpoint.account))).toBe(1);
+    expect(await slotsHeld({ account: endpoint.account })).toBe(1);
     store.writes = 0;
     if (admission.admitted) await admission.release(SLOW);
     expect(store.writes).toBe(2); // the two slots freed, no state written
@@ -99,7 +99,7 @@ describe('admitAttempt', () => {
     await attempt(endpoint, FAILED);
     await attempt(endpoint, FAST);
     expect(await admit(endpoint)).toMatchObject({ admitted: true, probe: false });
-    expect(await slotsHeld(accountSlotScope(endpoint.account))).toBe(1);
+    expect(await slotsHeld({ account: endpoint.account })).toBe(1);
   });
 
   it('admits exactly perAccount of 20 attempts asking at once to different hosts', async () => {
@@ -109,9 +109,9 @@ describe('admitAttempt', () => {
     );
     expect(admissions.filter((admission) => admission.admitted)).toHaveLength(PER_ACCOUNT);
     expect(admissions.filter((admission) => !admission.admitted && admission.limit === 'perAccount')).toHaveLength(20 - PER_ACCOUNT);
-    expect(await slotsHeld(accountSlotScope(account))).toBe(PER_ACCOUNT);
+    expect(await slotsHeld({ account })).toBe(PER_ACCOUNT);
     // A refused attempt holds no host slot either.
-    const hostSlots = await Promise.all(Array.from({ length: 20 }, (_, index) => slotsHeld(hostSlotScope(account, `10.1.0.${index}`))));
+    const hostSlots = await Promise.all(Array.from({ length: 20 }, (_, index) => slotsHeld({ account, host: `10.1.0.${index}` })));
     expect(hostSlots.reduce((sum, count) => sum + count, 0)).toBe(PER_ACCOUNT);
   });
 
@@ -122,7 +122,7 @@ describe('admitAttempt', () => {
     for (let count = 0; count < 6; count += 1) admissions.push(await admit(newEndpoint(account), address));
     expect(admissions.filter((admission) => admission.admitted)).toHaveLength(PER_HOST);
     expect(admissions.filter((admission) => !admission.admitted && admission.limit === 'perHost')).toHaveLength(6 - PER_HOST);
-    expect(await slotsHeld(accountSlotScope(account))).toBe(PER_HOST);
+    expect(await slotsHeld({ account })).toBe(PER_HOST);
     const endpoint = newEndpoint(account);
     const health = await getEndpointHealth(endpoint);
     const writesBefore = store.writes;
@@ -244,10 +244,10 @@ describe('the circuit', () => {
     expect(describeEndpoint(health)).toEqual({ status: 'healthy' });
     // Still remembered as slow for a while: its attempts take slots, until then.
     expect(await admit(endpoint)).toMatchObject({ admitted: true, probe: false });
-    expect(await slotsHeld(accountSlotScope(endpoint.account))).toBe(1);
+    expect(await slotsHeld({ account: endpoint.account })).toBe(1);
     const later = Date.now() + SLOW_REMEMBERED_MS + 1;
     expect(await admit(endpoint, '10.0.0.1', later)).toMatchObject({ admitted: true, probe: false });
-    expect(await slotsHeld(accountSlotScope(endpoint.account), later)).toBe(0);
+    expect(await slotsHeld({ account: endpoint.account }, later)).toBe(0);
   });
 
   it('brings a message the open circuit refuses again back twice as late each time, up to 16 times as late', async () => {
