@@ -165,7 +165,7 @@ async function startReceiver(options: Options): Promise<void> {
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new ReceiverError(`port ${options.port} on ${options.host} is in use: pick another with --port`) : error),
+      reject(error.code === 'EADDRINUSE' ? new ReceiverError(`port ${options.port} on ${options.host} is in use: pick another with --port, and put that port in the webhook's url`) : error),
     );
     server.listen(options.port, options.host, resolve);
   });

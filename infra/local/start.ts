@@ -161,7 +161,7 @@ async function notificationLoop(service: LocalService, rpcUrl: string, devKey: D
     ['In a terminal of its own, a receiver that prints each notification and checks its signatures:', `npm run receiver -- --key-file ${keyFile}${api}`],
     [
       `${devKey.file ? 'In a second terminal' : 'Where KEY is set'}, a webhook pointing at the receiver, watching the second dev account (once: two such webhooks each get the transfer):`,
-      `curl -s -X POST -H "${API_KEY_HEADER}: ${devKey.shellValue}" -H 'content-type: application/json' '${service.url}/v1/webhooks' -d '${JSON.stringify(webhook)}'`,
+      `curl -s -X POST -H "${API_KEY_HEADER}: ${devKey.shellValue}" -H 'content-type: application/json' '${service.url}/v1/webhooks' -d '${JSON.stringify(webhook)}'; echo`,
     ],
     ['Then send that account 1.5 ETH on the dev chain: within a second or so the receiver prints the notification.', `${devChainPortPrefix(rpcUrl)}npm run chain -- send --to ${watched} --value 1.5`],
   ];

@@ -171,6 +171,7 @@ export async function attemptDelivery({ message, webhook, secrets, origin }: Pre
     error: attempt.error,
     durationMs: attempt.durationMs,
     next: result.status,
+    nextAttemptAt: result.status === 'pending' ? result.nextAttemptAt : undefined,
   });
   if (recorded && result.status === 'pending') {
     await queue.send([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: result.nextAttemptAt, origin }]);

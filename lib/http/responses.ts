@@ -34,7 +34,7 @@ function isStoreUnavailable(error: unknown): boolean {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (isStoreUnavailable(error)) {
-    logger.warn('DynamoDB unavailable', { errorName: (error as Error).name });
+    logger.warn('DynamoDB unavailable', { errorName: (error as Error).name, code: (error as NodeJS.ErrnoException).code, detail: (error as Error).message, attempts: (error as { $metadata?: { attempts?: number } }).$metadata?.attempts });
     return new ServiceUnavailable();
   }
   logger.error('Unexpected error', error as Error);

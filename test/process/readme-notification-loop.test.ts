@@ -17,10 +17,9 @@ function loopBlocks(): string[] {
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
 }
 
-/** The sh block of docs/backfills.md's loop. */
-function backfillBlock(): string {
-  const page = readFileSync(path.join(ROOT, 'docs/backfills.md'), 'utf8');
-  return /```sh\n([\s\S]*?)```/.exec(page)![1]!;
+/** The first sh block of a docs page: docs/backfills.md's loop, docs/delivery.md's look at the log and replay. */
+function firstBlockOf(page: string): string {
+  return /```sh\n([\s\S]*?)```/.exec(readFileSync(path.join(ROOT, 'docs', page), 'utf8'))![1]!;
 }
 
 function bash(script: string, env: Record<string, string>) {
@@ -40,7 +39,7 @@ afterAll(async () => {
 });
 
 it(
-  "the README's loop runs as pasted: the receiver prints the transfer's notification, verified; so does docs/backfills.md's for a past transfer",
+  "the README's loop runs as pasted: the receiver prints the transfer's notification, verified; docs/delivery.md's replay sends it again; docs/backfills.md's loop notifies a past transfer",
   async () => {
     const [receiverBlock, sendBlock] = loopBlocks();
     expect(receiverBlock).toContain("npm run receiver");
@@ -75,8 +74,18 @@ it(
     expect(statSync(deliveryLog.fileOf(dataDir)).mode & 0o777).toBe(0o600);
     expect(running.output()).not.toContain('"message":"delivery attempt"');
 
+    // docs/delivery.md's look at the log, then a replay of the message: the receiver gets it again.
+    const replay = bash(local(firstBlockOf('delivery.md')), exported);
+    expect(await replay.exited).toBe(0);
+    expect(replay.output()).toContain(`{"messageId":"${messageId}"}`);
+    expect(replay.output()).toContain('"attemptHistory":[');
+    const replayed = Date.now() + 15_000;
+    const receivedTimes = () => receiver!.output().split(`"messageId": "${messageId}"`).length - 1;
+    while (receivedTimes() < 2 && Date.now() < replayed) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(receivedTimes()).toBe(2);
+
     // docs/backfills.md's loop, with the same server and receiver: a transfer before any webhook watches its address, then a backfill.
-    const backfill = bash(local(backfillBlock()), exported);
+    const backfill = bash(local(firstBlockOf('backfills.md')), exported);
     expect(await backfill.exited).toBe(0);
     expect(backfill.output()).toContain('"status":"running"');
     const past = /transaction (0x[0-9a-f]{64})/.exec(backfill.output())![1]!;
