@@ -7,7 +7,7 @@ import { readRuntimeConfig, useRuntimeConfig, type RuntimeConfig } from '../../l
 import { routeList } from '../../lib/routes';
 import { readKeyFile, writeKeyFile } from './key-file';
 import { startDynamoDbProcess, type DynamoDbProcess, type StoreExit } from './dynamodb-process';
-import { ensureTable, portInUse } from './embedded-dynamodb';
+import { ensureTable, portInUse, startEmbeddedDynamoDb, type EmbeddedDynamoDbOptions } from './embedded-dynamodb';
 import { createLocalGateway } from './gateway';
 import { startBackgroundProcess, type BackgroundProcess } from './background-process';
 import { startGatewayProcesses, type GatewayProcesses } from './gateway-processes';
@@ -40,8 +40,9 @@ export interface LocalServiceOptions {
   /** Chain ids the API takes as followed though nothing follows them here (tests of the API alone create webhooks on 43114 or 1). */
   chainsWithoutFollower?: string[];
   /**
-   * Where the API and the background work run: `npm start` gives the gateway `gateways` processes and
-   * the background work one; tests keep both in theirs, where their hooks (the delivery guard's, say) see them.
+   * Where the API, the background work and the embedded store run: `npm start` gives the gateway
+   * `gateways` processes, the background work one and the store one; tests keep all three in theirs,
+   * where their hooks (the delivery guard's, say) see them, and start no process per test file.
    */
   processes: { gateways: number } | 'this process';
 }
@@ -103,12 +104,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   let credentialFile: string | undefined;
   if (!env.DYNAMODB_ENDPOINT) {
     credentialFile = options.dataDir && (await ensureStoreCredential(options.dataDir));
-    dynamoDb = await startDynamoDbProcess({
+    const storeOptions = {
       port: options.dynamoDbPort,
       directory: options.dataDir && path.join(options.dataDir, 'dynamodb'),
       owner: { pid: process.pid, name: 'npm start' },
       credentialFile,
-    });
+    };
+    dynamoDb = options.processes === 'this process' ? await startStoreHere(storeOptions) : await startDynamoDbProcess(storeOptions);
   }
   try {
     if (options.devChain) {
@@ -172,6 +174,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await dynamoDb?.close();
     throw explained(error);
   }
+}
+
+/** The embedded store in this process, in the shape of its own process's handle: it exits only with this one. */
+async function startStoreHere(options: EmbeddedDynamoDbOptions): Promise<DynamoDbProcess> {
+  const store = await startEmbeddedDynamoDb(options);
+  return { ...store, pid: process.pid, unexpectedExit: new Promise(() => undefined), failure: () => undefined };
 }
 
 /** The local API Gateway, in processes of its own or in this one. */

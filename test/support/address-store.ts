@@ -2,13 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { uuidHex } from '../../lib/uuid';
 import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { encodeFollowedChains, FOLLOWED_CHAINS_VARIABLE, publicFactsOf } from '../../lib/config/chains';
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { readItems } from '../../lib/store/batch';
 import { dynamoDb, tableName } from '../../lib/store/client';
-import { putItem, queryItems, type Item } from '../../lib/store/items';
-import { WEBHOOK_ADDRESS_SORT_KEY_PREFIX, watchHeadKey, webhookAddressKey, addressOfWatchPartition } from '../../lib/store/table';
+import { putItem, queryAllItems, queryItems, type Item } from '../../lib/store/items';
+import { PURGES_PARTITION, WEBHOOK_ADDRESS_SORT_KEY_PREFIX, watchHeadKey, webhookAddressKey, addressOfWatchPartition } from '../../lib/store/table';
 import type { Webhook } from '../../lib/schemas/webhook';
+import { runAddressMaintenance } from '../../lib/addresses/maintenance';
 import { createWebhook } from '../../lib/webhooks/webhooks';
+import { useEmbeddedStore } from './embedded-store';
 import { randomAddress, webhookInput } from './factories';
 
 /** Distinct random addresses, lower-case as the store keeps them. */
@@ -69,3 +72,35 @@ export const itemsNaming = (items: Item[], webhookId: string) => {
   const watcherSortKey = Buffer.from(uuidHex(webhookId), 'hex').toString('base64url');
   return items.filter((item) => String(item.pk).includes(webhookId) || String(item.sk).includes(webhookId) || item.sk === watcherSortKey);
 };
+
+/** Maintenance passes (short ones, as the scheduled function and npm start's loop run them) until no purge job is left. */
+export async function maintainUntilPurged(): Promise<number> {
+  let passes = 0;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    passes += 1;
+    await runAddressMaintenance(Date.now() + 2_000);
+    const { items: jobs } = await queryAllItems({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': PURGES_PARTITION },
+      ConsistentRead: true,
+    });
+    if (jobs.length === 0) return passes;
+    if (Date.now() > deadline) throw new Error(`purge jobs left after a minute: ${JSON.stringify(jobs)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * The embedded store for a test file whose tests each take a chain of their own (the function
+ * returned gives the next), so that no test sees another's watchers; all of them are followed.
+ */
+export function useStoreWithFreshChains(count = 50): () => string {
+  const chains = Array.from({ length: count }, (_, index) => String(900_001 + index));
+  useEmbeddedStore({ [FOLLOWED_CHAINS_VARIABLE]: encodeFollowedChains(chains.map(publicFactsOf)) });
+  return () => chains.shift()!;
+}
+
+/** Watchers' webhook ids, in order. */
+export const watcherIds = (watchers: string[] | undefined) => [...(watchers ?? [])].sort();

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { findAnvil, startDevChain, type DevChain } from '../../infra/local/dev-chain';
+import { findAnvil } from '../../infra/local/dev-chain';
 import { devChainFiles } from '../../infra/local/dev-chain-history';
 import { addressActivityNotification } from '../../lib/schemas/notification';
 import { webhooksApi } from '../http/support/webhooks-api';
@@ -18,14 +20,22 @@ export interface TestChain {
   send: (transaction: { from: string; to?: string; value?: bigint; data?: string }) => Promise<any>;
 }
 
-/** A real anvil for one test file, on a free loopback port, in memory. */
+/**
+ * A real anvil for one test file, on a free loopback port, in memory: as the dev chain runs it
+ * (infra/local/dev-chain.ts) but without its keeper process, which a test's chain does not need
+ * (no snapshots, and jest stops it), and whose start and relaying of anvil's output cost each file
+ * CPU. Its recent states go to a directory of its own, as the keeper's do.
+ */
 export function useDevChain(chainId = '31337'): TestChain {
-  let chain: DevChain | undefined;
+  let chain: Awaited<ReturnType<typeof startPlainAnvil>> | undefined;
+  let cacheDirectory: string | undefined;
   beforeAll(async () => {
-    chain = await startDevChain({ port: 0, chainId });
+    cacheDirectory = await mkdtemp(path.join(tmpdir(), 'webhooks-test-chain-'));
+    chain = await startPlainAnvil(['--chain-id', chainId, '--cache-path', cacheDirectory]);
   });
   afterAll(async () => {
-    await chain?.stop();
+    await chain?.stop('SIGKILL');
+    if (cacheDirectory) await rm(cacheDirectory, { recursive: true, force: true });
   });
   const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(chain!.rpcUrl, method, params);
   return {

@@ -5,94 +5,19 @@ import { putAddressChange } from '../../../lib/store/addresses';
 import { writeItems } from '../../../lib/store/batch';
 import { tableName } from '../../../lib/store/client';
 import { originOf, recordEndpointOutcome, toEndpointHealth } from '../../../lib/store/endpoint-health';
-import { getItem, queryAllItems, updateItem } from '../../../lib/store/items';
-import { endpointHealthKey, PURGES_PARTITION, purgeJobKey, watcherKey, watchHeadKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
+import { getItem, updateItem } from '../../../lib/store/items';
+import { endpointHealthKey, purgeJobKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
 import { headWrites, watcherWrites } from '../../../lib/store/watch-index';
-import { deleteWebhook, getWebhook } from '../../../lib/webhooks/webhooks';
-import {
-  rewriteHeads,
-  countAddressItems,
-  createWatchingWebhook,
-  headsOf,
-  itemsNaming,
-  randomAddresses,
-  scanTable,
-} from '../../support/address-store';
+import { deleteWebhook } from '../../../lib/webhooks/webhooks';
+import { createWatchingWebhook, headsOf, itemsNaming, maintainUntilPurged, randomAddresses, scanTable } from '../../support/address-store';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount } from '../../support/factories';
 
+// The purge of a webhook with 5 000 addresses is in purge.scale.test.ts.
 const LEASE_SECONDS = 1;
 useEmbeddedStore({ LEASE_SECONDS: String(LEASE_SECONDS) });
 
 const CHAIN = '43114';
-
-/** Maintenance passes (short ones, as the scheduled function and npm start's loop run them) until no purge job is left. */
-async function maintainUntilPurged(): Promise<number> {
-  let passes = 0;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    passes += 1;
-    await runAddressMaintenance(Date.now() + 2_000);
-    const { items: jobs } = await queryAllItems({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': PURGES_PARTITION },
-      ConsistentRead: true,
-    });
-    if (jobs.length === 0) return passes;
-    if (Date.now() > deadline) throw new Error(`purge jobs left after a minute: ${JSON.stringify(jobs)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-describe('permanent deletion of a webhook with 5000 addresses', () => {
-  it('leaves nothing of it once maintenance has run, and the index of what others still watch', async () => {
-    const account = randomAccount();
-    const addresses = randomAddresses(5000);
-    const [shared] = addresses as [string];
-    const unique = addresses.slice(1);
-    const deleted = await createWatchingWebhook(account, CHAIN, addresses);
-    const otherAccount = randomAccount();
-    const ownOfOther = randomAddresses(1)[0]!;
-    const other = await createWatchingWebhook(otherAccount, CHAIN, [shared, ownOfOther]);
-    // The shared head holds both as saved watchers: the purge must void that copy.
-    await rewriteHeads(CHAIN, [shared]);
-    await findActiveWatchers(CHAIN, [shared]);
-    expect((await headsOf(CHAIN, [shared])).get(shared)?.watchers).toBeDefined();
-    expect(itemsNaming(await scanTable(), deleted.id).length).toBe(2 + 5000 + 5000); // webhook, pointer, addresses, watchers
-
-    const shown = await deleteWebhook(account, deleted.id, { permanent: true });
-    expect(shown.id).toBe(deleted.id);
-    await expect(getWebhook(account, deleted.id)).rejects.toMatchObject({ statusCode: 404 });
-    expect(await getItem({ TableName: tableName(), Key: purgeJobKey(deleted.id), ConsistentRead: true })).toMatchObject({ ready: true });
-
-    const passes = await maintainUntilPurged();
-    expect(passes).toBeGreaterThanOrEqual(1);
-
-    const items = await scanTable();
-    expect(itemsNaming(items, deleted.id)).toEqual([]);
-    expect(await countAddressItems(account, deleted.id)).toBe(0);
-    // Heads of the addresses only it watched are gone; the shared one stays, with the other's watcher.
-    expect([...(await headsOf(CHAIN, unique)).keys()]).toEqual([]);
-    const remainingHeads = await headsOf(CHAIN, [shared, ownOfOther]);
-    expect([...remainingHeads.keys()].sort()).toEqual([shared, ownOfOther].sort());
-    const watchItems = items.filter((item) => String(item.pk).startsWith(`WATCH#${CHAIN}#`));
-    const keyText = ({ pk, sk }: { pk: string; sk: string }) => `${pk} ${sk}`;
-    expect(watchItems.map((item) => keyText(item as { pk: string; sk: string })).sort()).toEqual(
-      [
-        watchHeadKey(CHAIN, shared),
-        watcherKey(CHAIN, shared, other.id),
-        watchHeadKey(CHAIN, ownOfOther),
-        watcherKey(CHAIN, ownOfOther, other.id),
-      ]
-        .map(keyText)
-        .sort(),
-    );
-    const { matches } = await findActiveWatchers(CHAIN, [...addresses, ownOfOther]);
-    expect([...matches.keys()].sort()).toEqual([shared, ownOfOther].sort());
-    expect(matches.get(shared)).toEqual([other.id]);
-  }, 120_000);
-});
 
 describe('permanent deletion during an address change', () => {
   it('purges what the change wrote and its record too, once its lease has expired', async () => {

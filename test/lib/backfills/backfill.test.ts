@@ -10,7 +10,7 @@ const CHAIN_ID = '31337';
 const UNRUN_CHAIN_ID = '31342';
 const chain = useDevChain(CHAIN_ID);
 const client = useLocalService(
-  { DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1', BACKFILL_RPC_REQUESTS_PER_SECOND: '500', BACKFILL_MAX_BLOCKS: '2000', BACKFILL_RUNNING_PER_ACCOUNT: '2' },
+  { DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1', BACKFILL_RPC_REQUESTS_PER_SECOND: '50', BACKFILL_MAX_BLOCKS: '200', BACKFILL_RUNNING_PER_ACCOUNT: '2' },
   // 31342: followed without a follower or backfill runner, for the runner's turns below.
   () => ({ chains: [devChainSettings(CHAIN_ID, chain.rpcUrl())], chainsWithoutFollower: [UNRUN_CHAIN_ID] }),
 );
@@ -70,9 +70,10 @@ describe('backfills on a real anvil', () => {
   test('the limits: one running per webhook, so many per account, a range within the checkpoint and the longest range; cancel stops one and frees its slot', async () => {
     const { key, webhook } = await watch([randomAddress()]);
     const head = Number(await chain.rpc('eth_blockNumber'));
-    await chain.rpc('anvil_mine', ['0xbb8']);
-    const checkpoint = await checkpointAtLeast(head + 3000);
-    const from = checkpoint - 1500;
+    await chain.rpc('anvil_mine', ['0x12c']);
+    const checkpoint = await checkpointAtLeast(head + 300);
+    // 150 blocks at 50 requests a second: still running when the limits below are checked and it is cancelled.
+    const from = checkpoint - 150;
     const path = `/v1/webhooks/${webhook.id}/backfills`;
     const refused = async (body: unknown, message: RegExp) => {
       const response = await client.call('POST', path, { key, body });
@@ -86,7 +87,7 @@ describe('backfills on a real anvil', () => {
     await refused({ fromBlock: 1.5 }, /^Invalid body field fromBlock: must be a block number/);
     await refused({ fromBlock: '0x10' }, /^Invalid body field fromBlock: must be a block number/);
     await refused({ fromBlock: 0, until: 5 }, /^Unknown body field until; allowed: fromBlock, toBlock/);
-    await refused({ fromBlock: checkpoint - 2000 }, /^Invalid body field fromBlock: a backfill covers at most 2000 blocks \(the backfills.maxBlocks limit\), from \d+ to \d+ is 2001: split the range/);
+    await refused({ fromBlock: checkpoint - 200 }, /^Invalid body field fromBlock: a backfill covers at most 200 blocks \(the backfills.maxBlocks limit\), from \d+ to \d+ is 201: split the range/);
 
     const first = await client.call('POST', path, { key, body: { fromBlock: from } });
     expect(first.status).toBe(202);
@@ -112,7 +113,7 @@ describe('backfills on a real anvil', () => {
 
   test("the chain's running backfills come in turns: one worked on goes behind those waiting, whatever account started first", async () => {
     const hash = `0x${'1'.repeat(64)}`;
-    await moveCheckpoint(UNRUN_CHAIN_ID, await getCheckpoint(UNRUN_CHAIN_ID), { number: 1000, hash, recent: [{ number: 1000, hash }] });
+    await moveCheckpoint(UNRUN_CHAIN_ID, await getCheckpoint(UNRUN_CHAIN_ID), { number: 100, hash, recent: [{ number: 100, hash }] });
     const started = [];
     for (const account of [randomAccount(), randomAccount()]) {
       const key = await client.keyFor(account);

@@ -1,7 +1,7 @@
 import { createServer as createTcpServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { localLogger } from '../../../infra/local/local-logger';
-import { MAX_RUN_BLOCKS, UNREADABLE_BLOCK_ATTEMPTS } from '../../../lib/backfills/runner';
+import { MIN_RUN_BLOCKS, UNREADABLE_BLOCK_ATTEMPTS } from '../../../lib/backfills/runner';
 import { QUARANTINE_AFTER_ATTEMPTS } from '../../../lib/chains/follower';
 import { devChainSettings } from '../../../lib/config/chains';
 import { listQuarantinedBlocks } from '../../../lib/store/chains';
@@ -127,13 +127,14 @@ describe('a backfill from a node that prunes the blocks it has not read yet', ()
     ['"missing trie node" for their receipts and traces', 'missing trie node' as const, /^the node could not serve block (\d+): .*missing trie node/],
   ])('answering %s fails with a reason naming the block and why; what it read stays recorded, and its slot is free', async (_, answer, reason) => {
     const to = randomAddress();
-    // Each transfer in a run of blocks of its own: the node prunes between the two runs.
-    const [read, pruned] = await transfersTo(to, 2, MAX_RUN_BLOCKS + 10);
+    // Each transfer in a run of blocks of its own (a backfill's first run is MIN_RUN_BLOCKS long, and it starts at
+    // the first transfer's block below): the node prunes between the two runs.
+    const [read, pruned] = await transfersTo(to, 2, MIN_RUN_BLOCKS + 10);
     const [readBlock, prunedBlock] = [Number(read.blockNumber), Number(pruned.blockNumber)];
     const { receiver, key, webhook } = await watchedAfter(to, prunedBlock);
     Object.assign(pruning, { read: read.blockHash, horizon: prunedBlock + 1, answer });
 
-    const started = await startBackfill(key, webhook.id, { fromBlock: 0 });
+    const started = await startBackfill(key, webhook.id, { fromBlock: readBlock });
     const ended = await backfillEnded(key, webhook.id, started.backfillId);
     expect(ended).toMatchObject({ status: 'failed', notifications: 1 });
     const [, failedAt] = reason.exec(ended.reason) ?? [];
@@ -163,7 +164,8 @@ describe('a backfill from a node that is down for a while', () => {
     const failures = jest.spyOn(localLogger, 'warn');
     try {
       await gate.down();
-      const started = await startBackfill(key, webhook.id, { fromBlock: 0 });
+      const fromBlock = Number(transfer.blockNumber);
+      const started = await startBackfill(key, webhook.id, { fromBlock });
       const failuresOfBackfill = () => failures.mock.calls.filter(([message, details]) => message === 'backfill run failed; taken again' && (details as { backfillId?: string }).backfillId === started.backfillId);
       for (let tries = 0; failuresOfBackfill().length < UNREADABLE_BLOCK_ATTEMPTS; tries += 1) {
         if (tries > 300) throw new Error(`the runner failed ${failuresOfBackfill().length} times while the node was down`);
@@ -172,7 +174,7 @@ describe('a backfill from a node that is down for a while', () => {
       expect(failuresOfBackfill().map(([, details]) => (details as { error: string }).error)).toEqual(
         Array(failuresOfBackfill().length).fill(expect.stringMatching(/^HttpRequestError: (fetch failed: )?HTTP request failed/)),
       );
-      expect((await client.call('GET', `/v1/webhooks/${webhook.id}/backfills/${started.backfillId}`, { key })).body).toMatchObject({ status: 'running', nextBlock: 0 });
+      expect((await client.call('GET', `/v1/webhooks/${webhook.id}/backfills/${started.backfillId}`, { key })).body).toMatchObject({ status: 'running', nextBlock: fromBlock });
 
       await gate.up();
       expect(await backfillEnded(key, webhook.id, started.backfillId)).toMatchObject({ status: 'completed', notifications: 1 });
@@ -191,7 +193,7 @@ describe('a backfill over a block whose notifications the store refuses for the 
     const { receiver, key, webhook } = await watchedAfter(to, Number(after.blockNumber));
     const refusal = refuseNotificationsOf(webhook.id, hostile.transactionHash);
     try {
-      const started = await startBackfill(key, webhook.id, { fromBlock: 0 });
+      const started = await startBackfill(key, webhook.id, { fromBlock: Number(before.blockNumber) });
       expect(await backfillEnded(key, webhook.id, started.backfillId)).toMatchObject({ status: 'completed', notifications: 2, nextBlock: started.toBlock + 1 });
       expect(txHashesOf(await receiver.waitFor(2)).sort()).toEqual([before.transactionHash, after.transactionHash].sort());
       expect((await listQuarantinedBlocks(CHAIN_ID)).filter((block) => block.webhookId === webhook.id)).toEqual([
