@@ -37,7 +37,6 @@ export interface EmbeddedDynamoDbOptions {
 }
 
 const STORE_MAX_CONNECTIONS = 1024;
-const STORE_KEEP_ALIVE_MS = 10 * 60_000;
 
 /**
  * dynalite: DynamoDB's wire protocol and validation over LevelDB, in this process. The data
@@ -55,10 +54,6 @@ export async function startEmbeddedDynamoDb(options: EmbeddedDynamoDbOptions): P
   server.maxConnections = STORE_MAX_CONNECTIONS;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
-  // The SDK keeps idle sockets in its pool with no time limit, as DynamoDB's endpoints keep them for
-  // minutes: a server that closes one after Node's 5 s races the client's next request on it, which
-  // then fails with ECONNRESET or EPIPE (the SDK's TimeoutError), the likelier the busier the machine.
-  server.keepAliveTimeout = STORE_KEEP_ALIVE_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(error.code === 'EADDRINUSE' ? portInUse(options.port, options.portVariable ?? 'DYNAMODB_PORT') : error),

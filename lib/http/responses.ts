@@ -26,15 +26,25 @@ function isStoreUnavailable(error: unknown): boolean {
   );
 }
 
+/** middy's error when the function's time runs out before the handler has answered (its `timeoutEarlyResponse`). */
+function isFunctionTimeout(error: unknown): boolean {
+  return error instanceof Error && error.name === 'TimeoutError' && (error.cause as { package?: string } | undefined)?.package === '@middy/core';
+}
+
 /**
  * Turns anything thrown while serving a request into the error the caller sees. Typed errors pass
- * as they are; DynamoDB being throttled or unreachable is a 503; everything else is a 500 whose
- * details go to the log only.
+ * as they are; the function running out of time, or DynamoDB being throttled or unreachable, is a
+ * 503; everything else is a 500 whose details go to the log only.
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (isFunctionTimeout(error)) {
+    logger.warn('function timed out before answering');
+    return new ServiceUnavailable();
+  }
   if (isStoreUnavailable(error)) {
-    logger.warn('DynamoDB unavailable', { errorName: (error as Error).name, code: (error as NodeJS.ErrnoException).code, detail: (error as Error).message, attempts: (error as { $metadata?: { attempts?: number } }).$metadata?.attempts });
+    const { name, code, message, $metadata } = error as Error & { code?: string; $metadata?: { attempts?: number } };
+    logger.warn('DynamoDB unavailable', { errorName: name, code, detail: message, attempts: $metadata?.attempts });
     return new ServiceUnavailable();
   }
   logger.error('Unexpected error', error as Error);

@@ -45,8 +45,11 @@ describe('npm start keeps DATA_DIR private and its store to its own processes', 
     const credentialFile = path.join(dataDir, 'store-credential');
     const server = await startServerProcess({ DATA_DIR: dataDir });
     try {
-      // A request first, so that its line is in the request log when the modes are checked.
+      // A request first, so that its line is in the request log when the modes are checked (the line is
+      // written once the response has gone: a moment after the client has it).
       expect((await fetch(`${server.url}/health`)).status).toBe(200);
+      const logged = Date.now() + 5_000;
+      while (!(await readFile(requestLogFileOf(dataDir), 'utf8')).includes('"path":"/health"') && Date.now() < logged) await new Promise((resolve) => setTimeout(resolve, 50));
       await expect(readFile(requestLogFileOf(dataDir), 'utf8')).resolves.toContain('"path":"/health"');
       expect(await openToOthers(dataDir)).toEqual([]);
       const port = server.dynamoDbPort;

@@ -6,6 +6,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { ApiError, BadRequest, INTERNAL_ERROR_MESSAGE, NotFound, TooManyRequests } from '../../../lib/errors';
 import { errorResponse, toApiError } from '../../../lib/http/responses';
+import { logger } from '../../../lib/logger';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
 
 const metadata = (httpStatusCode: number) => ({ httpStatusCode, requestId: 'req-1', attempts: 1, totalRetryDelay: 0 });
 
@@ -39,6 +42,22 @@ describe('toApiError', () => {
   it('passes an ApiError with headers through with its headers', () => {
     const error = new TooManyRequests(7);
     expect(toApiError(error).headers).toEqual({ 'Retry-After': '7' });
+  });
+
+  it("maps middy's timeout, the function's time running out before it answered, to 503, logged as such and not as the store's", async () => {
+    const warn = jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    try {
+      const slow = middy(() => new Promise<never>(() => undefined));
+      const context = { getRemainingTimeInMillis: () => 50 } as unknown as Context;
+      const thrown = await slow({}, context).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expectServiceUnavailable(toApiError(thrown));
+      expect(warn.mock.calls).toEqual([['function timed out before answering']]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('maps ProvisionedThroughputExceededException to 503 with Retry-After', () => {
