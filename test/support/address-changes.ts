@@ -1,4 +1,4 @@
-// Address changes cut off by a crash, and their completion: for the tests of lib/addresses/address-changes.ts.
+// Address changes cut off by a crash, their completion, and the short-lease store their tests and the purge tests run on.
 import { randomUUID } from 'node:crypto';
 import { runAddressMaintenance } from '../../lib/addresses/maintenance';
 import { findActiveWatchers } from '../../lib/addresses/watchers';

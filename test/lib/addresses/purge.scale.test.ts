@@ -13,13 +13,11 @@ import {
   randomAddresses,
   scanTable,
 } from '../../support/address-store';
-import { useEmbeddedStore } from '../../support/embedded-store';
+import { CHAIN, useShortLeaseStore } from '../../support/address-changes';
 import { randomAccount } from '../../support/factories';
 
 // The scale tier (docs/testing.md): a purge over several of its pages. The other purge tests are in purge.test.ts.
-useEmbeddedStore({ LEASE_SECONDS: '1' });
-
-const CHAIN = '43114';
+useShortLeaseStore();
 
 describe('permanent deletion of a webhook with 5000 addresses', () => {
   it('leaves nothing of it once maintenance has run, and the index of what others still watch', async () => {

@@ -5,19 +5,16 @@ import { putAddressChange } from '../../../lib/store/addresses';
 import { writeItems } from '../../../lib/store/batch';
 import { tableName } from '../../../lib/store/client';
 import { originOf, recordEndpointOutcome, toEndpointHealth } from '../../../lib/store/endpoint-health';
-import { getItem, updateItem } from '../../../lib/store/items';
-import { endpointHealthKey, purgeJobKey, webhookAddressKey, webhookKey } from '../../../lib/store/table';
+import { getItem } from '../../../lib/store/items';
+import { endpointHealthKey, purgeJobKey, webhookAddressKey } from '../../../lib/store/table';
 import { headWrites, watcherWrites } from '../../../lib/store/watch-index';
 import { deleteWebhook } from '../../../lib/webhooks/webhooks';
 import { createWatchingWebhook, headsOf, itemsNaming, maintainUntilPurged, randomAddresses, scanTable } from '../../support/address-store';
-import { useEmbeddedStore } from '../../support/embedded-store';
+import { CHAIN, LEASE_SECONDS, setLease, useShortLeaseStore } from '../../support/address-changes';
 import { randomAccount } from '../../support/factories';
 
 // The purge of a webhook with 5 000 addresses is in purge.scale.test.ts.
-const LEASE_SECONDS = 1;
-useEmbeddedStore({ LEASE_SECONDS: String(LEASE_SECONDS) });
-
-const CHAIN = '43114';
+useShortLeaseStore();
 
 describe('permanent deletion during an address change', () => {
   it('purges what the change wrote and its record too, once its lease has expired', async () => {
@@ -33,12 +30,7 @@ describe('permanent deletion during an address change', () => {
       ...watcherWrites(CHAIN, webhook.id, adding.slice(0, 200), 'add'),
       ...headWrites(CHAIN, adding.slice(0, 200)),
     ]);
-    await updateItem({
-      TableName: tableName(),
-      Key: webhookKey(account, webhook.id),
-      UpdateExpression: 'SET addressLease = :lease',
-      ExpressionAttributeValues: { ':lease': { id: changeId, expiresAt: Date.now() + 1_000 } },
-    });
+    await setLease(account, webhook.id, { id: changeId, expiresAt: Date.now() + 1_000 });
 
     await deleteWebhook(account, webhook.id, { permanent: true });
     // Not before the change's lease has expired: its holder may still be writing.
