@@ -87,14 +87,10 @@ const LOG_FILE_KEPT_BYTES = 64 * 1024 * 1024;
 
 const toStdout = (line: string) => void process.stdout.write(line);
 
-/** One line per request, appended by `npm start`'s gateway processes. */
+/** One line per request, appended by `npm start`'s gateway processes (made at `npm start`'s start, before they open it). */
 export const requestLog = new LocalLogFile('requests.log', 'request lines');
 /** One line per delivery attempt, appended by `npm start`'s background process. */
 export const deliveryLog = new LocalLogFile('deliveries.log', 'delivery attempt lines');
-
-export const requestLogFileOf = (dataDir: string) => requestLog.fileOf(dataDir);
-/** At `npm start`'s start, before its gateway processes open it: makes the request log file. */
-export const createRequestLog = (dataDir: string) => requestLog.create(dataDir);
 
 /**
  * Where this process writes its request lines. `npm start`'s gateway processes (its only node:cluster
@@ -120,8 +116,8 @@ class AppendingLogger extends Logger {
 let deliveryLogger: Logger | undefined;
 
 /**
- * In `npm start`'s background process, at its start: makes the delivery log file (as createRequestLog
- * does the request log's) and has the delivery loop's consumer append its lines below WARN there, one
+ * In `npm start`'s background process, at its start: makes the delivery log file (as start.ts does
+ * the request log's) and has the delivery loop's consumer append its lines below WARN there, one
  * per attempt; its warnings (a webhook deactivated) stay on the terminal, and so do its lines when
  * the file cannot be made.
  */

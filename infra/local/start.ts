@@ -10,7 +10,7 @@ import { API_REFERENCE_PATH } from './api-reference';
 import { dataDirOf } from './data-dir';
 import { DEFAULT_DEV_CHAIN_ID, DEFAULT_DEV_CHAIN_PORT } from './dev-chain';
 import { readKeyFile, writeKeyFile } from './key-file';
-import { createRequestLog, deliveryLog, localLogger as logger, logsRequests } from './local-logger';
+import { deliveryLog, localLogger as logger, logsRequests, requestLog } from './local-logger';
 import { startLocalService, type LocalService } from './local-service';
 import { StartupError } from './startup-error';
 
@@ -129,7 +129,7 @@ function shellWord(text: string): string {
 
 function requestLogLine(dataDir: string): string {
   try {
-    return `Request log: ${createRequestLog(dataDir)} (one line per request); delivery log: ${deliveryLog.fileOf(dataDir)} (one line per delivery attempt); the terminal keeps start-up, warnings and errors`;
+    return `Request log: ${requestLog.create(dataDir)} (one line per request); delivery log: ${deliveryLog.fileOf(dataDir)} (one line per delivery attempt); the terminal keeps start-up, warnings and errors`;
   } catch (error) {
     return `Request log: none (${(error as Error).message}); request lines go to the terminal`;
   }

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createRequestLog, deliveryAttemptLogger, deliveryLog, localLogger, requestLog, requestLogFileOf } from '../../infra/local/local-logger';
+import { deliveryAttemptLogger, deliveryLog, localLogger, requestLog } from '../../infra/local/local-logger';
 import { captureStdout } from '../support/stdout';
 import { useTempDir } from '../support/temp-dir';
 
@@ -83,12 +83,6 @@ describe.each([
     expect(warnings).toEqual([[expect.stringMatching(/go to stdout/), expect.objectContaining({ file: log.fileOf(linked) })]]);
     expect(readFileSync(elsewhere, 'utf8')).toBe('not yours\n');
   });
-});
-
-it('keeps requestLogFileOf and createRequestLog, as start.ts names them, on the request log', () => {
-  const dataDir = freshDataDir();
-  expect(createRequestLog(dataDir)).toBe(requestLog.fileOf(dataDir));
-  expect(requestLogFileOf(dataDir)).toBe(requestLog.fileOf(dataDir));
 });
 
 describe("npm start's background process's delivery logger", () => {

@@ -2,7 +2,7 @@ import { chmod, cp, lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { useTempDir } from '../support/temp-dir';
-import { requestLogFileOf } from '../../infra/local/local-logger';
+import { requestLog } from '../../infra/local/local-logger';
 import { logLines, runScript, startServerProcess } from '../support/processes';
 
 const dataDirs = useTempDir('webhooks-data-dir-private-');
@@ -49,8 +49,8 @@ describe('npm start keeps DATA_DIR private and its store to its own processes', 
       // written once the response has gone: a moment after the client has it).
       expect((await fetch(`${server.url}/health`)).status).toBe(200);
       const logged = Date.now() + 5_000;
-      while (!(await readFile(requestLogFileOf(dataDir), 'utf8')).includes('"path":"/health"') && Date.now() < logged) await new Promise((resolve) => setTimeout(resolve, 50));
-      await expect(readFile(requestLogFileOf(dataDir), 'utf8')).resolves.toContain('"path":"/health"');
+      while (!(await readFile(requestLog.fileOf(dataDir), 'utf8')).includes('"path":"/health"') && Date.now() < logged) await new Promise((resolve) => setTimeout(resolve, 50));
+      await expect(readFile(requestLog.fileOf(dataDir), 'utf8')).resolves.toContain('"path":"/health"');
       expect(await openToOthers(dataDir)).toEqual([]);
       const port = server.dynamoDbPort;
       const fromPage = await fetch(`http://127.0.0.1:${port}`, {

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { requestLogFileOf } from '../../infra/local/local-logger';
+import { requestLog } from '../../infra/local/local-logger';
 import { logLines, startServerProcess, type RunningServer } from '../support/processes';
 import { rawExchange } from '../support/raw-http';
 import { useTempDir } from '../support/temp-dir';
@@ -11,7 +11,7 @@ const dataDirs = useTempDir('webhooks-gateway-processes-');
 let server: RunningServer | undefined;
 let dataDir: string;
 /** The lines of the request log npm start writes under its DATA_DIR. */
-const requestLogLines = () => logLines(readFileSync(requestLogFileOf(dataDir), 'utf8'));
+const requestLogLines = () => logLines(readFileSync(requestLog.fileOf(dataDir), 'utf8'));
 afterAll(async () => {
   await server?.stop('SIGTERM');
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { useTempDir } from '../support/temp-dir';
 import { webhookInput } from '../support/factories';
 import { freePort } from '../support/npm-start';
-import { requestLogFileOf } from '../../infra/local/local-logger';
+import { requestLog } from '../../infra/local/local-logger';
 import { logLines, runScript, startServerProcess, type RunningServer } from '../support/processes';
 
 const KEY_PATTERN = /whk_[A-Za-z0-9_-]{43}/;
@@ -32,8 +32,8 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     expect(first.output()).toContain(keyFile);
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     // The banner names the request log, and the loop from a transaction to a notification with the key it wrote.
-    const requestLog = requestLogFileOf(dataDirPath());
-    expect(first.output()).toContain(`Request log: ${requestLog}`);
+    const requestLogFile = requestLog.fileOf(dataDirPath());
+    expect(first.output()).toContain(`Request log: ${requestLogFile}`);
     await waitForOutput(first, /npm run chain -- send --to 0x[0-9a-fA-F]{40} --value 1\.5\n/);
     expect(first.output()).toContain(`npm run receiver -- --key-file ${keyFile} --api ${first.url}`);
     expect(first.output()).toContain(
@@ -89,8 +89,8 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     expect(firstOutput).toContain('"message":"stopped"');
     // Request lines go to the request log, 0600, not to the terminal.
     expect(logLines(firstOutput).filter((line) => line.message === 'request')).toEqual([]);
-    expect(statSync(requestLog).mode & 0o777).toBe(0o600);
-    const requestLines = readFileSync(requestLog, 'utf8');
+    expect(statSync(requestLogFile).mode & 0o777).toBe(0o600);
+    const requestLines = readFileSync(requestLogFile, 'utf8');
     expect(requestLines).not.toContain(key);
     expect(requestLines).not.toContain(acme.lastLine);
     expect(requestLines).not.toContain(secret);
