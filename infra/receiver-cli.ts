@@ -29,7 +29,7 @@ bytes is answered 413 and not read.
   --host H        interface to listen on (default 127.0.0.1)
   --secret-file F a file holding the account's shared secret (64 hex characters), to verify the
                   signatures with
-  --key-file F    a file holding an API key of the account (e.g. .data/dev-api-key): the shared
+  --key-file F    a file holding an API key of the account (e.g. .data/loop-key): the shared
                   secret is fetched from the service with it (when the account has none yet, it is
                   fetched when the first notification arrives), and again when a signature does not
                   hold (at most once per ${REFETCH_PAUSE_MS / 1000} s)

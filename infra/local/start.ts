@@ -129,7 +129,7 @@ function shellWord(text: string): string {
 
 function requestLogLine(dataDir: string): string {
   try {
-    return `Request log: ${requestLog.create(dataDir)} (one line per request); delivery log: ${deliveryLog.fileOf(dataDir)} (one line per delivery attempt); the terminal keeps start-up, warnings and errors`;
+    return `Request log: ${requestLog.create(dataDir)} (one line per request); delivery log: ${deliveryLog.fileOf(dataDir)} (one line per delivery attempt); the terminal keeps start-up, follower progress, maintenance summaries, warnings and errors`;
   } catch (error) {
     return `Request log: none (${(error as Error).message}); request lines go to the terminal`;
   }
@@ -158,7 +158,7 @@ async function notificationLoop(service: LocalService, rpcUrl: string, devKey: D
     ...(devKey.file
       ? []
       : [['Where KEY is set, save the key for the receiver (readable by you only):', `(umask 077 && echo "$KEY" > ${keyFile})`]]),
-    ['In a terminal of its own, a receiver that prints each notification and checks its signatures:', `npm run receiver -- --key-file ${keyFile}${api}`],
+    ['In a terminal of its own, a receiver that prints each notification and checks its signatures (`--port N` moves it off 4000: then change the webhook\'s url below to match):', `npm run receiver -- --key-file ${keyFile}${api}`],
     [
       `${devKey.file ? 'In a second terminal' : 'Where KEY is set'}, a webhook pointing at the receiver, watching the second dev account (once: two such webhooks each get the transfer):`,
       `curl -s -X POST -H "${API_KEY_HEADER}: ${devKey.shellValue}" -H 'content-type: application/json' '${service.url}/v1/webhooks' -d '${JSON.stringify(webhook)}'; echo`,
