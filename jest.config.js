@@ -12,5 +12,9 @@ module.exports = {
   },
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
   setupFiles: ['<rootDir>/test/support/env.ts'],
+  // The console built from its current sources before any test file runs: the tests that serve it and
+  // the stack tests that upload it need console/dist. (console/ itself is outside roots: tsc -p console
+  // checks its code, test/browser drives it.)
+  globalSetup: '<rootDir>/test/support/console-built.ts',
   testTimeout: 30000,
 };

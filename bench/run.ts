@@ -9,6 +9,7 @@ import { addresses } from './sections/addresses';
 import { BACKFILL_BENCH_CHAIN_IDS, backfill } from './sections/backfill';
 import { BENCH_CHAIN_IDS, chains } from './sections/chains';
 import { coldStart } from './sections/cold-start';
+import { consoleFigures } from './sections/console';
 import { cost } from './sections/cost';
 import { delivery } from './sections/delivery';
 import { keys } from './sections/keys';
@@ -22,7 +23,7 @@ import { startBenchService } from './support/service';
 import { installDynamoDbCounter, instrumentDynamoDb, startBenchStore } from './support/store';
 
 /**
- * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,noisy,cost,chains,backfill,keys,addresses] [--out=file]`:
+ * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,noisy,cost,chains,backfill,keys,console,addresses] [--out=file]`:
  * what the service costs, each timing a ratio against a baseline measured side by side in the same
  * run. Progress goes to stderr; the table (or JSON) to stdout; the figures also to bench/results.json.
  */
@@ -70,6 +71,7 @@ async function main(argv: string[]) {
     if (wanted('chains')) figures.push(...(await chains(options, instrumentDynamoDb())));
     if (wanted('backfill')) figures.push(...(await backfill(options)));
     if (wanted('keys')) figures.push(...(await keys(options)));
+    if (wanted('console')) figures.push(...(await consoleFigures(options, store.env)));
     // Last: it leaves the store holding millions of items, which the sections above should not meet.
     if (wanted('addresses')) figures.push(...(await addresses(options, store)));
   } finally {

@@ -1,6 +1,7 @@
-import { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand, NotFoundException } from '@aws-sdk/client-api-gateway';
+import type { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import type { UsagePlanName } from '../lib/config/stages';
+import { createGatewayKey as createPlanGatewayKey, type UsagePlanPlacement } from '../lib/keys/gateway-keys';
 import { STACK_OUTPUTS, stackNameFor } from './stack-outputs';
 
 /** What the keys CLI needs to know of a stage deployed with `cdk deploy`, read from its stack outputs. */
@@ -23,37 +24,15 @@ export async function describeDeployedStage(stage: string, cloudFormation = new 
   };
 }
 
-/**
- * Makes the API Gateway API key whose value is the key's usage identifier (never the key itself) and
- * puts it under the stage's usage plan: the authorizer returns the usage identifier as
- * usageIdentifierKey, and API Gateway throttles and meters the request under the plan of the API key
- * with that value.
- */
-export async function createGatewayKey(
-  deployed: DeployedStage,
-  plan: UsagePlanName,
-  key: { value: string; name: string },
-  apiGateway = new APIGatewayClient({}),
-): Promise<string> {
+/** Where a key made on the stage under `plan` goes: the plan's id from the stack's outputs. */
+export function usagePlanOf(deployed: DeployedStage, plan: UsagePlanName): UsagePlanPlacement {
   const usagePlanId = deployed.usagePlanIds[plan];
   if (!usagePlanId) throw new Error(`Stage ${deployed.stage} has no usage plan '${plan}'`);
-  const { id } = await apiGateway.send(new CreateApiKeyCommand({ name: key.name, value: key.value, enabled: true }));
-  try {
-    await apiGateway.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: id, keyType: 'API_KEY' }));
-  } catch (error) {
-    await deleteGatewayKey(id!, apiGateway);
-    throw error;
-  }
-  return id!;
+  return { plan, usagePlanId, stage: deployed.stage };
 }
 
-/** Whether there was a key to delete: false when it was already gone. */
-export async function deleteGatewayKey(apiGatewayKeyId: string, apiGateway = new APIGatewayClient({})): Promise<boolean> {
-  try {
-    await apiGateway.send(new DeleteApiKeyCommand({ apiKey: apiGatewayKeyId }));
-    return true;
-  } catch (error) {
-    if (error instanceof NotFoundException) return false;
-    throw error;
-  }
-}
+/** A key's API Gateway key under the stage's plan `plan` (lib/keys/gateway-keys.ts makes it). */
+export const createGatewayKey = (deployed: DeployedStage, plan: UsagePlanName, key: { value: string; name: string }, apiGateway?: APIGatewayClient) =>
+  createPlanGatewayKey(usagePlanOf(deployed, plan), key, apiGateway);
+
+export { deleteGatewayKey } from '../lib/keys/gateway-keys';

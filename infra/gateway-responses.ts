@@ -24,7 +24,10 @@ export interface GatewayResponseDefinition {
 const fromContext = { fromContext: true } as const;
 const retryAfter = { 'Retry-After': '1' };
 
-export const gatewayResponses: GatewayResponseDefinition[] = [
+/** Sent with every gateway response, as the API's own answers carry it (lib/http/responses.ts): the console shares their origin. */
+const NOSNIFF = { 'X-Content-Type-Options': 'nosniff' };
+
+export const gatewayResponses: GatewayResponseDefinition[] = ([
   { type: 'DEFAULT_4XX', statusCode: 400, message: fromContext },
   { type: 'DEFAULT_5XX', statusCode: 500, message: INTERNAL_ERROR_MESSAGE },
   { type: 'BAD_REQUEST_BODY', statusCode: 400, message: fromContext },
@@ -47,7 +50,7 @@ export const gatewayResponses: GatewayResponseDefinition[] = [
   { type: 'INTEGRATION_TIMEOUT', statusCode: 503, message: SERVICE_UNAVAILABLE_MESSAGE, headers: retryAfter },
   { type: 'AUTHORIZER_CONFIGURATION_ERROR', statusCode: 500, message: INTERNAL_ERROR_MESSAGE },
   { type: 'API_CONFIGURATION_ERROR', statusCode: 500, message: INTERNAL_ERROR_MESSAGE },
-];
+] satisfies GatewayResponseDefinition[]).map((response) => ({ ...response, headers: { ...NOSNIFF, ...response.headers } }));
 
 /** The response template: the error shape, with API Gateway's message substituted where asked. */
 export function gatewayResponseTemplate({ statusCode, message }: GatewayResponseDefinition): string {

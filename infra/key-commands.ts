@@ -1,36 +1,19 @@
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import type { UsagePlanName } from '../lib/config/stages';
-import {
-  apiKeyId,
-  assertAccountName,
-  createApiKey,
-  generateApiKey,
-  revokeApiKey,
-  revokeApiKeyById,
-  type ApiKeyRecord,
-} from '../lib/keys/api-keys';
-import { createGatewayKey, deleteGatewayKey, type DeployedStage } from './deployed-stage';
+import { revokeApiKey, revokeApiKeyById, type ApiKeyRecord } from '../lib/keys/api-keys';
+import { createKeyWithGatewayKey, deleteRevokedKeysGatewayKey } from '../lib/keys/gateway-keys';
+import { usagePlanOf, type DeployedStage } from './deployed-stage';
 
 /**
  * The keys CLI's create and revoke, apart from reading arguments and finding the store. On a
- * deployed stage the API Gateway API key's value is the key's usage identifier: the customer's key
- * exists nowhere but with the customer (the table has its SHA-256).
+ * deployed stage they make and delete the key's API Gateway key (lib/keys/gateway-keys.ts).
  */
 export async function createKey(
   account: string,
   options: { deployed?: DeployedStage; plan: UsagePlanName; apiGateway?: APIGatewayClient },
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  assertAccountName(account);
   const { deployed, plan, apiGateway = new APIGatewayClient({}) } = options;
-  const generated = generateApiKey();
-  const gateway = deployed && {
-    usagePlan: plan,
-    apiGatewayKeyId: await createGatewayKey(deployed, plan, { value: generated.usageIdentifier, name: `${account}-${apiKeyId(generated.key)}` }, apiGateway),
-  };
-  return createApiKey(account, { generated, gateway }).catch(async (error: unknown) => {
-    if (gateway) await deleteGatewayKey(gateway.apiGatewayKeyId, apiGateway);
-    throw error;
-  });
+  return createKeyWithGatewayKey(account, deployed && usagePlanOf(deployed, plan), apiGateway);
 }
 
 /** A key to revoke: the key itself (read from a file or stdin), or the id `keys list` shows. */
@@ -45,7 +28,7 @@ export async function revokeKey(target: RevocationTarget, apiGateway = new APIGa
   const revocation = 'key' in target ? await revokeApiKey(target.key) : await revokeApiKeyById(target.account, target.keyId);
   if (!revocation) return undefined;
   const { record, alreadyRevoked } = revocation;
-  const gatewayKeyDeleted = record.apiGatewayKeyId === undefined ? undefined : await deleteGatewayKey(record.apiGatewayKeyId, apiGateway);
+  const gatewayKeyDeleted = await deleteRevokedKeysGatewayKey(revocation, apiGateway);
   const named = `key ${record.keyId} of account '${record.account}'`;
   if (!alreadyRevoked) {
     if (gatewayKeyDeleted === undefined) return `Revoked ${named}.`;

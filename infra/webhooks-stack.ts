@@ -13,16 +13,20 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { usagePlanNameVariable } from '../lib/config/runtime';
 import type { StageSettings, UsagePlanName } from '../lib/config/stages';
 import { CONSUMER_BATCH_SIZE, consumerBatches, consumerTimeoutSeconds, MAX_QUEUE_DELAY_SECONDS, MAX_QUEUE_RECEIVES, queueVisibilitySeconds } from '../lib/deliveries/queue';
 import { errorBody, methodNotAllowedMessage } from '../lib/errors';
 import { OPENAPI_DOCUMENT_PATH, openApiDocument } from '../lib/openapi/document';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
+import { STAGE_TAG } from '../lib/keys/gateway-keys';
 import { HEALTH_CHECK, routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
-import { EXPIRES_AT_ATTRIBUTE, GSI1, GSI2, GSI3, TABLE_KEYS, tableDefinition } from '../lib/store/table';
+import { apiKeyKey, EXPIRES_AT_ATTRIBUTE, GSI1, GSI2, GSI3, TABLE_KEYS, tableDefinition } from '../lib/store/table';
 import { addApiRateLimit } from './api-rate-limit';
 import { LAMBDA_BUNDLING } from './bundling';
 import { addChainFollowers } from './chain-followers';
+import { ConsoleHosting } from './console-hosting';
+import { CONSOLE_DIST } from './local/console-build';
 import { gatewayResponses, gatewayResponseTemplate } from './gateway-responses';
 import { STACK_OUTPUTS, stackNameFor } from './stack-outputs';
 
@@ -41,6 +45,7 @@ interface FunctionSpec {
   timeoutSeconds?: number;
 }
 
+/** GetItem: the key's item. Its UpdateItem of lastUsedAt is a statement of its own, narrowed by conditions (authorizerKeyUseWrite). */
 const AUTHORIZER: FunctionSpec = { entry: 'functions/authorizer.ts', tableActions: ['dynamodb:GetItem'] };
 /** Completes address changes a crash cut off, and purges deleted webhooks' addresses and backfills. */
 export const MAINTENANCE = {
@@ -85,6 +90,23 @@ export const DELIVERY_SWEEP = {
   queuesDeliveries: true,
   timeoutSeconds: 60,
 };
+/**
+ * The authorizer's one write: lastUsedAt on an API key's item (lib/store/api-keys.ts markApiKeyUsed,
+ * whose condition also names the key attribute), returning nothing. Should its code be subverted, it
+ * can change no other attribute, nor any item but an API key's.
+ */
+function authorizerKeyUseWrite(tableArn: string): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    actions: ['dynamodb:UpdateItem'],
+    resources: [tableArn],
+    conditions: {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${apiKeyKey('').pk}*`] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, 'lastUsedAt'] },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
+    },
+  });
+}
+
 /** A gsi attribute type in `tableDefinition` as the CDK names it. */
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING } as const;
 const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PATCH', 'DELETE'];
@@ -274,9 +296,11 @@ export class WebhooksStack extends Stack {
 
     addChainFollowers(this, { stage, operationFunction, resourceName, removalPolicy });
 
+    const authorizerFunction = operationFunction('authorizer', AUTHORIZER);
+    authorizerFunction.addToRolePolicy(authorizerKeyUseWrite(this.table.tableArn));
     const authorizer = new apigateway.RequestAuthorizer(this, 'ApiKeyAuthorizer', {
       authorizerName: resourceName('api-key'),
-      handler: operationFunction('authorizer', AUTHORIZER),
+      handler: authorizerFunction,
       identitySources: [apigateway.IdentitySource.header(API_KEY_HEADER)],
       resultsCacheTtl: Duration.seconds(stage.authorizerCacheTtlSeconds),
     });
@@ -314,7 +338,12 @@ export class WebhooksStack extends Stack {
       defaultMethodOptions: { apiKeyRequired: true, authorizer, authorizationType: apigateway.AuthorizationType.CUSTOM },
     });
 
-    this.addRoutes(routeList, (route) => operationFunction(route.operationId, route));
+    const gatewayKeyFunctions: lambda.Function[] = [];
+    this.addRoutes(routeList, (route) => {
+      const fn = operationFunction(route.operationId, route);
+      if (route.managesGatewayKeys) gatewayKeyFunctions.push(fn);
+      return fn;
+    });
     this.addKeylessPaths();
 
     for (const response of gatewayResponses) {
@@ -328,7 +357,7 @@ export class WebhooksStack extends Stack {
       });
     }
 
-    const usagePlanIds = Object.entries(stage.usagePlans).map(([plan, settings]) => {
+    const usagePlans = Object.entries(stage.usagePlans).map(([plan, settings]) => {
       const usagePlan = this.api.addUsagePlan(`UsagePlan-${plan}`, {
         name: resourceName(plan),
         description: `${plan} plan of ${stage.name}`,
@@ -336,8 +365,9 @@ export class WebhooksStack extends Stack {
         quota: settings.quota && { limit: settings.quota.limit, period: apigateway.Period[settings.quota.period] },
         apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
       });
-      return { plan: plan as UsagePlanName, id: usagePlan.usagePlanId };
+      return { plan: plan as UsagePlanName, id: usagePlan.usagePlanId, name: resourceName(plan) };
     });
+    for (const fn of gatewayKeyFunctions) this.letManageGatewayKeys(fn, usagePlans, stage.name);
     if (stage.waf) addApiRateLimit(this, this.api.deploymentStage, resourceName('api'), stage.waf.rateLimitPer5Minutes);
 
     new cloudwatch.Alarm(this, 'Api5xx', {
@@ -349,13 +379,59 @@ export class WebhooksStack extends Stack {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
+    // The console and, on its origin, the API's paths (docs/console.md#on-aws); app.ts builds console/dist first.
+    const consoleHosting = new ConsoleHosting(this, 'Console', {
+      assets: CONSOLE_DIST,
+      api: this.api,
+      apiPaths: ['/v1/*', HEALTH_CHECK.path, OPENAPI_DOCUMENT_PATH],
+    });
+
     new CfnOutput(this, STACK_OUTPUTS.apiUrl, { value: this.api.url, description: 'Base URL of the API' });
+    new CfnOutput(this, STACK_OUTPUTS.consoleUrl, { value: consoleHosting.url, description: 'The console, and the API on its origin' });
     new CfnOutput(this, STACK_OUTPUTS.tableName, { value: this.table.tableName });
     new CfnOutput(this, 'DeliveryQueueUrl', { value: deliveryQueue.queueUrl });
     new CfnOutput(this, 'DeliveryDeadLetterQueueUrl', { value: deliveryDeadLetters.queueUrl });
-    for (const { plan, id: usagePlanId } of usagePlanIds) {
+    for (const { plan, id: usagePlanId } of usagePlans) {
       new CfnOutput(this, STACK_OUTPUTS.usagePlanId(plan), { value: usagePlanId, description: `Usage plan '${plan}'` });
     }
+  }
+
+  /**
+   * The key operations make a key's API Gateway API key under a usage plan and delete it: they are
+   * given the plans' names (not their ids: a plan depends on the API's stage, which depends on these
+   * functions) and exactly those API Gateway calls: GetUsagePlans, CreateApiKey, CreateUsagePlanKey,
+   * DeleteApiKey. The rights are a policy of their own for the same reason: a function waits for its
+   * default policy, and this one names the plans. Every API Gateway key is made tagged with the stage
+   * (lib/keys/gateway-keys.ts), which takes the right to tag it on creation (PUT /tags), and only
+   * keys tagged with the stage may be deleted: not another stage's, nor any other API Gateway key.
+   */
+  private letManageGatewayKeys(fn: lambda.Function, usagePlans: { plan: UsagePlanName; id: string; name: string }[], stageName: string) {
+    for (const { plan, name } of usagePlans) fn.addEnvironment(usagePlanNameVariable(plan), name);
+    const apiGatewayArn = (resourcePath: string) => `arn:${this.partition}:apigateway:${this.region}::${resourcePath}`;
+    const stageTag = `aws:RequestTag/${STAGE_TAG}`;
+    new iam.Policy(this, `${fn.node.id}GatewayKeys`, {
+      roles: [fn.role!],
+      statements: [
+        new iam.PolicyStatement({ actions: ['apigateway:GET'], resources: [apiGatewayArn('/usageplans')] }),
+        new iam.PolicyStatement({ actions: ['apigateway:POST'], resources: [apiGatewayArn('/apikeys')], conditions: { StringEquals: { [stageTag]: stageName } } }),
+        new iam.PolicyStatement({ actions: ['apigateway:POST'], resources: usagePlans.map(({ id }) => apiGatewayArn(`/usageplans/${id}/keys`)) }),
+        new iam.PolicyStatement({
+          actions: ['apigateway:PUT'],
+          resources: [apiGatewayArn('/tags/*')],
+          conditions: {
+            StringEquals: { [stageTag]: stageName },
+            'ForAllValues:StringEquals': { 'aws:TagKeys': [STAGE_TAG] },
+            // Only a resource not yet tagged with a stage: the key being made, never another stage's.
+            Null: { [`aws:ResourceTag/${STAGE_TAG}`]: 'true' },
+          },
+        }),
+        new iam.PolicyStatement({
+          actions: ['apigateway:DELETE'],
+          resources: [apiGatewayArn('/apikeys/*')],
+          conditions: { StringEquals: { [`aws:ResourceTag/${STAGE_TAG}`]: stageName } },
+        }),
+      ],
+    });
   }
 
   /**

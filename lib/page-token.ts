@@ -49,6 +49,21 @@ const ADDRESS_POSITION: Position = {
   fromBytes: (bytes) => `0x${bytes.toString('hex')}`,
 };
 
+/** An API key's creation time (ISO, to the millisecond) and id, as `<createdAt> <keyId>`: what orders the account's keys. */
+const API_KEY_POSITION: Position = {
+  bytes: 12,
+  toBytes(position) {
+    const [createdAt = '', keyId = ''] = position.split(' ');
+    const time = Date.parse(createdAt);
+    if (!Number.isSafeInteger(time) || time < 0 || !/^[0-9a-f]{12}$/.test(keyId)) throw new Error('API key page positions are <createdAt> <keyId>');
+    const bytes = Buffer.alloc(12);
+    bytes.writeUIntBE(time, 0, 6);
+    bytes.write(keyId, 6, 'hex');
+    return bytes;
+  },
+  fromBytes: (bytes) => `${new Date(bytes.readUIntBE(0, 6)).toISOString()} ${bytes.subarray(6).toString('hex')}`,
+};
+
 interface PageList {
   name: string;
   position: Position;
@@ -62,6 +77,7 @@ export const INVALID_PAGE_TOKEN = 'Invalid pageToken: pass the nextPageToken of 
 export const INVALID_DELIVERY_PAGE_TOKEN =
   "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's deliveries with the same status filter";
 export const INVALID_BACKFILL_PAGE_TOKEN = "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's backfills";
+export const INVALID_API_KEY_PAGE_TOKEN = "Invalid pageToken: pass the nextPageToken of an earlier call for this account's API keys";
 export const INVALID_ADDRESS_PAGE_TOKEN = "Invalid pageToken: pass the nextPageToken of an earlier call for this webhook's addresses";
 
 function pageTokenCodec({ name, position, signedOver, invalid }: PageList): PageTokenCodec {
@@ -97,7 +113,7 @@ function lengthPrefixed(field: string): Buffer {
   return prefixed;
 }
 
-/** Every list's tokens. The position is the last item of the page: a webhook's, message's or backfill's id, or an address. */
+/** Every list's tokens. The position is the last item of the page: a webhook's, message's or backfill's id, an address, or an API key's time and id. */
 export const pageTokens = {
   webhooks: pageTokenCodec({ name: 'webhooks', position: UUID_POSITION, signedOver: ['account', 'status'], invalid: INVALID_PAGE_TOKEN }),
   addresses: pageTokenCodec({ name: 'addresses', position: ADDRESS_POSITION, signedOver: ['account', 'webhookId'], invalid: INVALID_ADDRESS_PAGE_TOKEN }),
@@ -108,4 +124,5 @@ export const pageTokens = {
     invalid: INVALID_DELIVERY_PAGE_TOKEN,
   }),
   backfills: pageTokenCodec({ name: 'backfills', position: UUID_POSITION, signedOver: ['account', 'webhookId'], invalid: INVALID_BACKFILL_PAGE_TOKEN }),
+  apiKeys: pageTokenCodec({ name: 'apiKeys', position: API_KEY_POSITION, signedOver: ['account'], invalid: INVALID_API_KEY_PAGE_TOKEN }),
 } satisfies Record<string, PageTokenCodec>;

@@ -1,8 +1,10 @@
 import * as z from './schemas/zod';
 import { addressesBody, addressList, listAddressesQuery } from './schemas/addresses';
 import { backfill, backfillList, backfillPath, createBackfillBody, listBackfillsQuery } from './schemas/backfills';
+import { apiKeyList, apiKeyPath, createApiKeyBody, createdApiKey, apiKey, listApiKeysQuery } from './schemas/api-keys';
 import { chainList } from './schemas/chains';
 import { deliveryDetail, deliveryList, deliveryPath, listDeliveriesQuery, queuedMessage, recoverBody, recoverResult } from './schemas/deliveries';
+import { accountStats, statsQuery, webhookStats } from './schemas/stats';
 import { rotateSharedSecretBody, rotateSharedSecretQuery, sharedSecret } from './schemas/shared-secret';
 import {
   createWebhookBody,
@@ -23,7 +25,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export interface Route {
   operationId: string;
   /** The API document's grouping and one-line description of the operation. */
-  tag: 'Shared secret' | 'Webhooks' | 'Addresses' | 'Deliveries' | 'Backfills' | 'Chains';
+  tag: 'Shared secret' | 'Webhooks' | 'Addresses' | 'Deliveries' | 'Statistics' | 'Backfills' | 'Chains' | 'API keys';
   summary: string;
   /** The API document's account of what the operation does, where the summary cannot say it all: its effects, its refusals, what it leaves. */
   description: string;
@@ -46,6 +48,8 @@ export interface Route {
   usesPageTokens?: true;
   /** Whether the operation queues messages for delivery (and so may send to the delivery queue). */
   queuesDeliveries?: true;
+  /** Whether the operation makes or deletes the API Gateway API keys of the account's keys (on AWS). */
+  managesGatewayKeys?: true;
 }
 
 export type TableAction =
@@ -320,6 +324,36 @@ export const routes = {
     tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     queuesDeliveries: true,
   }),
+  getWebhookStats: route({
+    operationId: 'getWebhookStats',
+    tag: 'Statistics',
+    summary: "A webhook's delivery attempts per hour, with their latency",
+    description:
+      "The webhook's delivery attempts of the last `hours` hours (24 by default, up to 720: 30 days, as long as the log keeps messages), per hour and in total: how many succeeded, failed and left their message pending another attempt, and their durations' percentiles. Counted as the attempts are made; on AWS a dispatcher writes its counts at most every 10 seconds, so the current hour may lag by that much. With the window's last failure and how the webhook's URL is doing.",
+    method: 'GET',
+    path: '/v1/webhooks/{id}/stats',
+    entry: 'functions/get-webhook-stats.ts',
+    successStatus: 200,
+    query: statsQuery,
+    pathParameters: webhookPath,
+    response: webhookStats,
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query'],
+  }),
+  getAccountStats: route({
+    operationId: 'getAccountStats',
+    tag: 'Statistics',
+    summary: "The account's delivery attempts per hour, and its failing webhooks",
+    description:
+      "The delivery attempts of all the account's webhooks in the last `hours` hours (24 by default, up to 720), per hour and in total, counted as `getWebhookStats` counts them; and the webhooks with a failed attempt in the window (at most 25, the most recent failure first), each with that failure and how its URL is doing.",
+    method: 'GET',
+    path: '/v1/stats',
+    entry: 'functions/get-account-stats.ts',
+    successStatus: 200,
+    query: statsQuery,
+    pathParameters: noParameters,
+    response: accountStats,
+    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'],
+  }),
   createBackfill: route({
     operationId: 'createBackfill',
     tag: 'Backfills',
@@ -398,6 +432,61 @@ export const routes = {
     response: chainList,
     // GetItem: each chain's checkpoint and head; Query: its quarantined blocks.
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query'],
+  }),
+  listApiKeys: route({
+    operationId: 'listApiKeys',
+    tag: 'API keys',
+    summary: "List the account's API keys",
+    description:
+      "The account's API keys, newest first, revoked ones included (kept for the audit trail): each by its id, with when it was created, last used (to within an hour) and revoked, and whether it is the key making this call. A key itself is never shown again after its creation: only its SHA-256 is kept.",
+    method: 'GET',
+    path: '/v1/apiKeys',
+    entry: 'functions/list-api-keys.ts',
+    successStatus: 200,
+    query: listApiKeysQuery,
+    pathParameters: noParameters,
+    response: apiKeyList,
+    tableActions: ['dynamodb:Query'],
+    usesPageTokens: true,
+  }),
+  createApiKey: route({
+    operationId: 'createApiKey',
+    tag: 'API keys',
+    summary: 'Create an API key for the account',
+    description:
+      "Makes a new key for the caller's account, under the calling key's usage plan, and answers it, shown this once: only its SHA-256 is kept. Any key of the account may make keys, until it is revoked (at once, whatever the authorizer's cache). An account holds at most 20 keys that are not revoked (a 400 naming the limit past that) and may create at most 10 a minute (a 429 with Retry-After). A calling key whose usage plan the stage no longer offers is a 409. A request body is not needed: an empty body or any JSON object is ignored.",
+    method: 'POST',
+    path: '/v1/apiKeys',
+    entry: 'functions/create-api-key.ts',
+    successStatus: 201,
+    query: noParameters,
+    pathParameters: noParameters,
+    body: createApiKeyBody,
+    response: createdApiKey,
+    // GetItem: the account's count of keys, the calling key; UpdateItem: the count, the minute's creations;
+    // Query: the account's keys, to start a count or find a key it does not name; PutItem: the key.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:PutItem'],
+    errorStatuses: [409],
+    managesGatewayKeys: true,
+  }),
+  revokeApiKey: route({
+    operationId: 'revokeApiKey',
+    tag: 'API keys',
+    summary: 'Revoke one of the account\'s API keys',
+    description:
+      "Revokes the account's key with that id, the calling key included, and answers it as it now is: any key of the account may revoke any other (revoke a leaked key at once). The key stops authorizing calls within the authorizer cache's 60 seconds, and stops managing keys at once. Revoking a revoked key is a 200 that keeps its first revocation time. A key of another account is a 404; the account's last key that is not revoked is a 409 (create another first: without a key, only the operator's keys CLI can make one).",
+    method: 'DELETE',
+    path: '/v1/apiKeys/{keyId}',
+    entry: 'functions/revoke-api-key.ts',
+    successStatus: 200,
+    query: noParameters,
+    pathParameters: apiKeyPath,
+    response: apiKey,
+    // GetItem: the account's count of keys, the calling and the revoked key; UpdateItem: the count, the
+    // revocation; Query: the account's keys, to start a count or find a key it does not name.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
+    errorStatuses: [404, 409],
+    managesGatewayKeys: true,
   }),
 };
 

@@ -6,6 +6,7 @@ import { stageSettings } from '../../lib/config/stages';
 import { consumeDeliveries } from '../../lib/deliveries/consumer';
 import { recordNotifications } from '../../lib/deliveries/messages';
 import { CONSUMER_BATCH_SIZE } from '../../lib/deliveries/queue';
+import { deliveryStats } from '../../lib/deliveries/stats';
 import { forEachChunk } from '../../lib/store/batch';
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
@@ -36,6 +37,8 @@ const PRICES = {
 const WEBHOOKS = 10;
 /** Notifications recorded at once (each its own recordNotifications call, as the chain follower makes one per webhook and block). */
 const RECORDING_PARALLEL = 8;
+/** The request kind (CapacityMeter's: the command and its expression's first words) of the statistics' writes (lib/store/delivery-stats.ts). */
+const STATS_WRITE_KIND = 'UpdateItem ADD attempts';
 
 interface BatchRun {
   batches: number;
@@ -47,7 +50,9 @@ interface BatchRun {
  * What a notification delivered on its first attempt costs on AWS, counted as the code makes its
  * requests: DynamoDB request units (with the GSIs' writes), SQS requests, and the dispatcher's Lambda
  * invocations and duration, then priced. The producer's recording is counted (its PutItem and its
- * SendMessageBatch); the API's and the chain follower's own Lambda time is not.
+ * SendMessageBatch); the API's and the chain follower's own Lambda time is not. The delivery
+ * statistics' writes are counted as a busy dispatcher makes them: the consumer's own flushes, and
+ * what its buffer still holds once the queue is empty, written before the meter stops.
  */
 export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]> {
   const account = `bench-cost-${randomBytes(3).toString('hex')}`;
@@ -81,12 +86,15 @@ export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]>
       return ids;
     };
     // One batch at a time, as one Lambda invocation alone in its execution environment: received,
-    // consumed, its records deleted, until the queue is empty.
+    // consumed, its records deleted, until the queue is empty; then the statistics left in its buffer are written.
     const consume = async (): Promise<BatchRun> => {
       const run: BatchRun = { batches: 0, durations: [] };
       for (;;) {
         const records = await queue.receive(CONSUMER_BATCH_SIZE, 0);
-        if (records.length === 0) return run;
+        if (records.length === 0) {
+          await deliveryStats.flush(Date.now(), { all: true, log: localLogger });
+          return run;
+        }
         const started = performance.now();
         const { batchItemFailures } = await consumeDeliveries(records, { queue, log: localLogger });
         run.durations.push(performance.now() - started);
@@ -169,9 +177,10 @@ export async function cost({ quick, progress }: BenchOptions): Promise<Figure[]>
       })
       .join('; ');
     const gsiUnits = Object.values(units.wruByIndex).reduce((sum, value) => sum + value, 0);
+    const statsWrites = kinds.filter(([kind]) => kind.startsWith(STATS_WRITE_KIND)).reduce((sum, [, { wru }]) => sum + wru, 0);
     const byIndex = Object.entries(units.wruByIndex).map(([index, value]) => `${index} ${fixed(per(value))}`).join(', ');
     const figures = [
-      figure(SECTION, 'DynamoDB write request units per notification', per(units.wru), 'WRU', undefined, `of which GSIs: ${byIndex}; the table's share ${fixed(per(units.wru - gsiUnits))} (dynalite's own count of it: ${fixed(per(dynalite.write))}); by request: ${kindDetail}`),
+      figure(SECTION, 'DynamoDB write request units per notification', per(units.wru), 'WRU', undefined, `of which GSIs: ${byIndex}; the delivery statistics' ${per(statsWrites).toFixed(3)} (${money(per(statsWrites) * PRICES.writeRequestUnit * 1e6)} a million); the table's share ${fixed(per(units.wru - gsiUnits))} (dynalite's own count of it: ${fixed(per(dynalite.write))}); by request: ${kindDetail}`),
       figure(SECTION, 'DynamoDB read request units per notification', per(units.rru), 'RRU', undefined, `${fixed(per(units.requests))} requests per notification (dynalite's own count: ${fixed(per(dynalite.read))} RRU)`),
       figure(
         SECTION,

@@ -3,6 +3,7 @@ import { runtimeConfig } from '../../lib/config/runtime';
 import { consumeDeliveries } from '../../lib/deliveries/consumer';
 import { CONSUMER_BATCH_SIZE, consumerBatches, type DeliveryQueue } from '../../lib/deliveries/queue';
 import { runResumeJobs } from '../../lib/deliveries/resume';
+import { deliveryStats, deleteExpiredStats } from '../../lib/deliveries/stats';
 import { deleteExpiredMessages, dueMessages } from '../../lib/deliveries/sweep';
 import { deliveryAttemptLogger, localLogger as logger } from './local-logger';
 
@@ -14,7 +15,7 @@ const EXPIRY_SWEEP_MS = 60_000;
 const POLL_WAIT_SECONDS = 1;
 
 export interface DeliveryLoop {
-  /** Receives no new batch, and waits for those under way (at most an attempt's timeout). */
+  /** Receives no new batch, waits for those under way (at most an attempt's timeout), and writes the statistics' counts left. */
   stop(): Promise<void>;
 }
 
@@ -24,7 +25,8 @@ export interface DeliveryLoop {
  * consumer the dispatcher function runs, and delete the records it does not return (those come back
  * after their visibility timeout). The due-time index is swept every second for what no queue
  * message brought (after a restart: everything that was pending), and the resume jobs of reactivated
- * webhooks are run; expired messages are deleted every minute.
+ * webhooks are run; expired messages and statistics are deleted every minute. The consumer counts
+ * the attempts in the process's statistics buffer, as the dispatcher function does.
  */
 export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
   const pollers = consumerBatches(runtimeConfig().delivery.concurrency);
@@ -64,9 +66,11 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
       .finally(() => later(sweep, SWEEP_MS));
   };
   const sweepExpired = () => {
-    expiring = deleteExpiredMessages(Date.now(), Date.now() + 2_000)
-      .then((deleted) => {
-        if (deleted > 0) logger.info('expired messages deleted', { deleted });
+    const deadline = Date.now() + 2_000;
+    expiring = Promise.all([deleteExpiredMessages(Date.now(), deadline), deleteExpiredStats(Date.now(), deadline)])
+      .then(([messages, stats]) => {
+        if (messages > 0) logger.info('expired messages deleted', { deleted: messages });
+        if (stats > 0) logger.info('expired delivery statistics deleted', { deleted: stats });
       })
       .catch((error) => logger.warn('expiry sweep failed', { error: (error as Error).message }))
       .finally(() => later(sweepExpired, EXPIRY_SWEEP_MS));
@@ -79,6 +83,7 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
       stopping.abort();
       for (const timer of timers) clearTimeout(timer);
       await Promise.all([sweeping, expiring, ...polling]);
+      await deliveryStats.flush(Date.now(), { all: true, log: logger });
     },
   };
 }

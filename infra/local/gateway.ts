@@ -16,6 +16,8 @@ import { apiKeyFromHeaders, UNAUTHORIZED } from '../../lib/keys/authorize';
 import { openApiDocument } from '../../lib/openapi/document';
 import { HEALTH_CHECK, type Route } from '../../lib/routes';
 import { apiReference } from './api-reference';
+import { consoleAssets } from './console-assets';
+import { CONSOLE_DIST } from './console-build';
 import { boundConnections, timeoutOptions } from './gateway-connections';
 import { logRequest, logsRequests } from './local-logger';
 import { readBoundedBody } from './request-body';
@@ -92,6 +94,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   );
   const matchRoute = routeTable(routes);
   const referencePage = apiReference(openApiDocument(options.routes));
+  const consolePage = consoleAssets(CONSOLE_DIST);
   const authorizer = await loadFunction<AuthorizerHandler>(AUTHORIZER_ENTRY, 'authorizer', options.stage);
   const authorizations = new Map<string, CachedAuthorization>();
 
@@ -135,7 +138,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
   async function serve(request: IncomingMessage, requestId: string, started: number, log: RequestLog): Promise<APIGatewayProxyResult> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const method = request.method ?? 'GET';
-    const page = referencePage(method, url.pathname) ?? healthCheck(method, url.pathname);
+    const page = referencePage(method, url.pathname) ?? consolePage(method, url.pathname) ?? healthCheck(method, url.pathname);
     if (page) return page;
     const match = matchRoute(method, url.pathname);
     if (match.kind === 'not-found') throw new ApiError(404, NO_ROUTE_MESSAGE);
@@ -207,7 +210,7 @@ export async function createLocalGateway(options: LocalGatewayOptions): Promise<
 function healthCheck(method: string, pathname: string): APIGatewayProxyResult | undefined {
   if (pathname !== HEALTH_CHECK.path) return undefined;
   if (method !== 'GET' && method !== 'HEAD') throw new ApiError(405, methodNotAllowedMessage(['GET']), { Allow: 'GET' });
-  return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: method === 'HEAD' ? '' : JSON.stringify(HEALTH_CHECK.body) };
+  return { statusCode: 200, headers: { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' }, body: method === 'HEAD' ? '' : JSON.stringify(HEALTH_CHECK.body) };
 }
 
 /** What the request log line learns while the request is served. */

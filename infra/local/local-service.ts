@@ -8,6 +8,7 @@ import { routeList } from '../../lib/routes';
 import { readKeyFile, writeKeyFile } from './key-file';
 import { startDynamoDbProcess, type DynamoDbProcess, type StoreExit } from './dynamodb-process';
 import { ensureTable, portInUse, startEmbeddedDynamoDb, type EmbeddedDynamoDbOptions } from './embedded-dynamodb';
+import { ensureConsoleBuilt } from './console-build';
 import { createLocalGateway } from './gateway';
 import { startBackgroundProcess, type BackgroundProcess } from './background-process';
 import { startGatewayProcesses, type GatewayProcesses } from './gateway-processes';
@@ -87,6 +88,10 @@ const LOCAL_SWEEP_GRACE_SECONDS = 5;
  */
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const { env } = options;
+  // Built (when its sources changed) while the store and the dev chain start, and awaited before the
+  // gateway serves it; its failure is reported there, and is no unhandled rejection if a step before fails.
+  const consoleBuilt = ensureConsoleBuilt();
+  consoleBuilt.catch(() => undefined);
   if (options.dataDir) {
     const tightened = await makeDataDirPrivate(options.dataDir);
     if (tightened > 0) logger.warn('made DATA_DIR private: files and directories open to other users are now 0600 and 0700', { dataDir: options.dataDir, tightened });
@@ -135,6 +140,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     };
     useRuntimeConfig(config);
     const tableCreated = (await ensureTable(config.tableName)) === 'created';
+    await consoleBuilt;
     gateway =
       options.processes === 'this process'
         ? await startGatewayHere(gatewayPort, options.host, config)

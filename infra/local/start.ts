@@ -6,6 +6,7 @@ import { ConfigurationError, DEFAULT_DYNAMODB_PORT } from '../../lib/config/runt
 import { createApiKey, listApiKeys } from '../../lib/keys/api-keys';
 import { API_KEY_HEADER } from '../../lib/keys/authorize';
 import { OPENAPI_DOCUMENT_PATH } from '../../lib/openapi/document';
+import { CONSOLE_PATH } from '../console-headers';
 import { API_REFERENCE_PATH } from './api-reference';
 import { dataDirOf } from './data-dir';
 import { DEFAULT_DEV_CHAIN_ID, DEFAULT_DEV_CHAIN_PORT } from './dev-chain';
@@ -51,6 +52,7 @@ async function banner(service: LocalService, dataDirGiven: string): Promise<stri
   // Absolute: the commands it prints are run in other terminals, from other directories.
   const dataDir = path.resolve(dataDirGiven);
   const lines = [
+    `Console: ${service.url}${CONSOLE_PATH} (sign in with the dev account's API key, below)`,
     `Webhook service listening on ${service.url} (DynamoDB at ${service.dynamoDbEndpoint})`,
     `API reference: ${service.url}${API_REFERENCE_PATH} (the OpenAPI document: ${service.url}${OPENAPI_DOCUMENT_PATH})`,
   ];

@@ -1,5 +1,13 @@
 import { followedChainsFrom, type PublicChainFacts } from './chains';
-import { stageSettings, type AccountLimits, type BackfillSettings, type DeliverySettings, type StageSettings, type UsagePlanSettings } from './stages';
+import {
+  stageSettings,
+  type AccountLimits,
+  type BackfillSettings,
+  type DeliverySettings,
+  type StageSettings,
+  type UsagePlanName,
+  type UsagePlanSettings,
+} from './stages';
 
 /**
  * What a process needs to know: a Lambda or a CLI reads it once from its environment; `npm start`
@@ -51,6 +59,11 @@ export interface RuntimeConfig {
   followerChain?: { chainId: string; rpcUrlSecretArn?: string };
   /** Where the key that signs page tokens is (lib/config/page-token-key.ts). */
   pageTokenKey: PageTokenKeySource;
+  /**
+   * On AWS, for the operations that make API Gateway API keys: the name of each of the stage's usage
+   * plans (USAGE_PLAN_NAME_STANDARD, ...), by which they find its id. Absent locally, where there is no API Gateway.
+   */
+  usagePlanNames?: Partial<Record<UsagePlanName, string>>;
   /**
    * Which loopback ports notifications may go to (receivers on this machine) in `npm start` outside
    * production; absent, none: on AWS loopback is the Lambda's own runtime API. Never other private addresses.
@@ -152,8 +165,19 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, stage: StageSettings =
     followedChains: followedChainsFrom(env, stage.followedChains),
     followerChain: env.CHAIN_ID === undefined ? undefined : { chainId: env.CHAIN_ID, rpcUrlSecretArn: env.CHAIN_RPC_URL_SECRET_ARN },
     pageTokenKey: env.PAGE_TOKEN_SECRET_ARN ? { secretArn: env.PAGE_TOKEN_SECRET_ARN } : { hex: env.PAGE_TOKEN_KEY },
+    usagePlanNames: usagePlanNames(env, stage),
     loopbackTargets: stage.production || env.AWS_LAMBDA_FUNCTION_NAME ? undefined : loopbackTargets(env),
   };
+}
+
+/** The environment variable that names a usage plan to the functions that make API Gateway keys (the stack sets it). */
+export const usagePlanNameVariable = (plan: UsagePlanName) => `USAGE_PLAN_NAME_${plan.toUpperCase()}`;
+
+function usagePlanNames(env: NodeJS.ProcessEnv, stage: StageSettings): Partial<Record<UsagePlanName, string>> | undefined {
+  const names = Object.keys(stage.usagePlans)
+    .map((plan) => [plan, env[usagePlanNameVariable(plan as UsagePlanName)]] as const)
+    .filter(([, name]) => name);
+  return names.length === 0 ? undefined : Object.fromEntries(names);
 }
 
 function localGatewayBounds(env: NodeJS.ProcessEnv): LocalGatewayBounds {
@@ -206,6 +230,8 @@ function accountLimits(env: NodeJS.ProcessEnv, stage: AccountLimits): AccountLim
     testNotificationsPerMinutePerAccount:
       positiveNumber(env, 'MAX_TEST_NOTIFICATIONS_PER_MINUTE_PER_ACCOUNT') ?? stage.testNotificationsPerMinutePerAccount,
     recoversPerMinutePerAccount: positiveNumber(env, 'MAX_RECOVERS_PER_MINUTE_PER_ACCOUNT') ?? stage.recoversPerMinutePerAccount,
+    apiKeysPerAccount: positiveInteger(env, 'MAX_API_KEYS_PER_ACCOUNT') ?? stage.apiKeysPerAccount,
+    apiKeyCreationsPerMinute: positiveInteger(env, 'MAX_API_KEY_CREATIONS_PER_MINUTE') ?? stage.apiKeyCreationsPerMinute,
   };
 }
 

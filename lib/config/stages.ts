@@ -62,6 +62,10 @@ export interface AccountLimits {
   testNotificationsPerMinutePerAccount: number;
   /** Recover calls all of an account's webhooks together may take in a minute. */
   recoversPerMinutePerAccount: number;
+  /** API keys not revoked (a revoked key is kept for the audit trail, and no longer counts). */
+  apiKeysPerAccount: number;
+  /** API keys an account may create through the API in a minute (the operator's keys CLI is not limited). */
+  apiKeyCreationsPerMinute: number;
 }
 
 /** Backfills: a webhook's notifications of past blocks (docs/backfills.md). */
@@ -149,6 +153,8 @@ const development: Omit<StageSettings, 'name'> = {
     recoversPerMinute: 5,
     testNotificationsPerMinutePerAccount: 60,
     recoversPerMinutePerAccount: 30,
+    apiKeysPerAccount: 20,
+    apiKeyCreationsPerMinute: 10,
   },
   maintenanceTimeoutSeconds: 300,
   delivery,

@@ -5,7 +5,8 @@ import { logger } from '../logger';
 import { coalescingReader, type ItemReader } from '../store/batch';
 import { admitAttempt } from './admission';
 import { attemptDelivery, deferDelivery, prepareDelivery, type Attempted, type PreparedAttempt } from './deliver';
-import { parseQueuedDelivery, type QueueRecord, type QueueSender, type QueuedDelivery } from './queue';
+import { CONSUMER_BATCH_SIZE, parseQueuedDelivery, type QueueRecord, type QueueSender, type QueuedDelivery } from './queue';
+import { deliveryStats, type DeliveryStatsBuffer } from './stats';
 import { sweepGraceMs } from './sweep';
 import { resolveTarget, type ResolvedTarget } from './target-guard';
 
@@ -13,6 +14,8 @@ export interface ConsumerContext {
   /** Where messages are queued again: the next attempt of a schedule, a message put off, one early. */
   queue: QueueSender;
   log?: Logger;
+  /** Where attempts are counted: the process's buffer unless given. */
+  stats?: DeliveryStatsBuffer;
 }
 
 /**
@@ -23,17 +26,24 @@ export interface ConsumerContext {
  * spent. Returns the records to receive again (SQS partial batch responses): those whose message
  * could not be read or recorded in the store. After the queue's MAX_QUEUE_RECEIVES they are
  * dead-lettered; their messages stay in the table, where the sweep of the due-time index takes them up.
+ *
+ * After the batch, the statistics' counts are written: those 10 s old or of an hour that has ended,
+ * or, after a batch that was not full (little traffic, or the queue drained), all of them, so that a
+ * dispatcher Lambda retired while idle has none left to lose.
  */
 export async function consumeDeliveries(records: QueueRecord[], context: ConsumerContext): Promise<SQSBatchResponse> {
+  const { stats = deliveryStats, log = logger } = context;
   // A processor holds the batch it processes: one per batch, since batches run side by side.
   const processor = new BatchProcessor(EventType.SQS);
   const read = coalescingReader();
-  return processPartialResponse({ Records: records }, (record: QueueRecord) => deliverRecord(record, context, read), processor, {
+  const response = await processPartialResponse({ Records: records }, (record: QueueRecord) => deliverRecord(record, { ...context, stats }, read), processor, {
     throwOnFullBatchFailure: false,
   });
+  await stats.flush(Date.now(), { all: records.length < CONSUMER_BATCH_SIZE, log });
+  return response;
 }
 
-async function deliverRecord(record: QueueRecord, { queue, log = logger }: ConsumerContext, read: ItemReader): Promise<void> {
+async function deliverRecord(record: QueueRecord, { queue, log = logger, stats }: ConsumerContext, read: ItemReader): Promise<void> {
   let queued: QueuedDelivery;
   try {
     queued = parseQueuedDelivery(record.body);
@@ -56,7 +66,7 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger }: Consu
     }
     let attempted: Attempted = {};
     try {
-      attempted = await attemptDelivery(delivery, { queue, log, resolve: target?.resolve });
+      attempted = await attemptDelivery(delivery, { queue, log, resolve: target?.resolve, stats });
     } finally {
       await admission.release(attempted.attempt && { delivered: attempted.delivered ?? false, durationMs: attempted.attempt.durationMs });
     }

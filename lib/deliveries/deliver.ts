@@ -26,6 +26,7 @@ import { resumption } from './resume';
 import { retryDelayMs } from './schedule';
 import { sendAttempt } from './send';
 import { signatureHeaders, type SigningSecrets } from './signing';
+import { deliveryStats, type AttemptOutcome, type DeliveryStatsBuffer } from './stats';
 import { sweepGraceMs } from './sweep';
 import type { Resolver } from './target-guard';
 import { USER_AGENT } from './user-agent';
@@ -118,14 +119,19 @@ export interface AttemptContext {
   log?: Logger;
   /** The target's addresses, resolved once by the caller (its host slot is keyed by them); absent, resolved when connecting. */
   resolve?: Resolver;
+  /** Where the attempt is counted: the process's buffer unless given. */
+  stats?: DeliveryStatsBuffer;
 }
 
 /**
  * One attempt: claims the message, signs it with the account's current secrets, sends it, and
  * records what happened and what follows (success, the next attempt of the schedule, queued for its
- * time, or failure, which deactivates the webhook), and logs it.
+ * time, or failure, which deactivates the webhook), logs it and counts it in the statistics.
  */
-export async function attemptDelivery({ message, webhook, secrets, origin }: PreparedAttempt, { queue, log = logger, resolve }: AttemptContext): Promise<Attempted> {
+export async function attemptDelivery(
+  { message, webhook, secrets, origin }: PreparedAttempt,
+  { queue, log = logger, resolve, stats = deliveryStats }: AttemptContext,
+): Promise<Attempted> {
   const config = runtimeConfig();
   const settings = config.delivery;
   const startedAt = Date.now();
@@ -161,6 +167,7 @@ export async function attemptDelivery({ message, webhook, secrets, origin }: Pre
     log.warn('webhook deactivated', { account: message.account, webhookId: message.webhookId, messageId: message.messageId, reason: deactivate });
   }
   const recorded = await recordAttempt(message, claimedUntil, attempt, result);
+  stats.count({ account: message.account, webhookId: message.webhookId, attempt, outcome: countedOutcome(result, recorded, outcome.delivered) }, Date.now(), log);
   log.info('delivery attempt', {
     account: message.account,
     webhookId: message.webhookId,
@@ -177,6 +184,15 @@ export async function attemptDelivery({ message, webhook, secrets, origin }: Pre
     await queue.send([{ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: result.nextAttemptAt, origin }]);
   }
   return { attempt, delivered: outcome.delivered };
+}
+
+/**
+ * What the attempt left its message. One whose claim was lost (a retry asked for meanwhile) left it
+ * to that retry: pending, unless it was delivered.
+ */
+function countedOutcome(result: AttemptResult, recorded: boolean, delivered: boolean): AttemptOutcome {
+  if (recorded) return result.status;
+  return delivered ? 'succeeded' : 'pending';
 }
 
 function resultOf(

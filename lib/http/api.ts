@@ -9,9 +9,11 @@ import { errorResponse, jsonResponse, toApiError } from './responses';
 
 type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-/** What an operation receives: the caller's account and its validated input. */
+/** What an operation receives: the caller's account and key, and its validated input. */
 export interface OperationInput<R extends Route> {
   account: string;
+  /** The id of the key that made the call, as the authorizer names it in its context (absent only in an event the gateway did not make). */
+  keyId?: string;
   query: Output<R['query']>;
   path: Output<R['pathParameters']>;
   body: Output<R['body']>;
@@ -54,8 +56,10 @@ function validatedInput<R extends Route>(route: R): ApiMiddleware {
       const account = event.requestContext.authorizer?.accountId;
       // The authorizer always sets it; a request without one did not come through the gateway.
       if (typeof account !== 'string' || account === '') throw new Unauthorized();
+      const keyId = event.requestContext.authorizer?.keyId;
       const input = {
         account,
+        keyId: typeof keyId === 'string' && keyId !== '' ? keyId : undefined,
         query: validated(route.query, queryParameters(event), 'query parameter'),
         path: validated(route.pathParameters, event.pathParameters ?? {}, 'path parameter'),
         body: route.body ? validated(route.body, jsonBody(event), 'body field') : undefined,

@@ -5,9 +5,10 @@ import { logger } from '../logger';
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
   return {
     statusCode,
-    // Responses carry account data and secrets: never let a proxy or browser keep them. Written out,
-    // not spread from a constant: a second spread in one literal is V8's slow path.
-    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers },
+    // Responses carry account data and secrets: never let a proxy or browser keep them; and never let
+    // a browser read one as anything but JSON (the console shares their origin). Written out, not
+    // spread from a constant: a second spread in one literal is V8's slow path.
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...headers },
     body: JSON.stringify(body),
   };
 }

@@ -1,10 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { Conflict } from '../errors';
+import { countNewApiKey, uncountApiKey, uncountUnstoredApiKey } from '../limits/api-keys';
+import { logger } from '../logger';
 import {
   getApiKeyItem,
   markApiKeyRevoked,
-  putAccountIfMissing,
+  markApiKeyUsed,
   putApiKeyItem,
   queryAccountApiKeys,
+  queryAccountApiKeysWithId,
   type ApiKeyRecord,
 } from '../store/api-keys';
 
@@ -61,31 +65,96 @@ export function assertAccountName(account: string): void {
   }
 }
 
+/** A new key counted on its account (lib/limits/api-keys.ts), its item not yet written. */
+export interface CountedNewKey extends NewApiKey {
+  keyId: string;
+  keyHash: string;
+}
+
+/** Tries at a new key whose id the account already counts: a 48-bit collision, not to be expected twice. */
+const COUNT_TRIES = 3;
+
 /**
- * Stores a key for the account (and the account, if new). The key itself is returned once, never
- * stored. `gateway` records the API Gateway key made for it on AWS, in the same write.
+ * Makes a key (or takes `generated`) and counts it on its account, before anything else is written.
+ * `limited` (the API): refused with a 400 at the account's limit; the operator's keys CLI is not.
+ */
+export async function countNewKey(account: string, { generated, limited }: { generated?: NewApiKey; limited: boolean }): Promise<CountedNewKey> {
+  assertAccountName(account);
+  for (let attempt = 0; attempt < COUNT_TRIES; attempt += 1) {
+    const made = generated ?? generateApiKey();
+    const keyHash = hashApiKey(made.key);
+    const key = { ...made, keyHash, keyId: keyIdOf(keyHash) };
+    if (await countNewApiKey(account, key, { limited })) return key;
+    if (generated) break;
+  }
+  throw new Conflict(`Account '${account}' already has a key with this key's id: make another key`);
+}
+
+/**
+ * Writes the item of a counted key; `gateway` records the API Gateway key made for it on AWS. If the
+ * write fails, the key's count is given back. The key itself is returned once, never stored.
+ */
+export async function storeCountedKey(
+  account: string,
+  counted: CountedNewKey,
+  gateway?: { apiGatewayKeyId: string; usagePlan: string },
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  const { key, keyHash, keyId, usageIdentifier } = counted;
+  const record: ApiKeyRecord = { keyId, account, createdAt: new Date().toISOString(), usageIdentifier, ...gateway };
+  try {
+    await putApiKeyItem(keyHash, record);
+  } catch (error) {
+    await giveBackCount(account, counted);
+    throw error;
+  }
+  return { key, record };
+}
+
+/** A creation that failed before the key's item was written; a count left behind is dropped when it would refuse a call. */
+export async function giveBackCount(account: string, counted: CountedNewKey): Promise<void> {
+  await uncountUnstoredApiKey(account, counted).catch((error: unknown) =>
+    logger.warn('could not give back the count of an API key not created', { account, keyId: counted.keyId, error: (error as Error).name }),
+  );
+}
+
+/**
+ * Stores a key for the account (and the account, if new), counted whatever the account's limit (the
+ * operator's keys CLI and the local start make keys this way). The key itself is returned once.
  */
 export async function createApiKey(
   account: string,
   options: { generated?: NewApiKey; gateway?: { apiGatewayKeyId: string; usagePlan: string } } = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  assertAccountName(account);
-  const createdAt = new Date().toISOString();
-  await putAccountIfMissing(account, createdAt);
-  const { key, usageIdentifier } = options.generated ?? generateApiKey();
-  const keyHash = hashApiKey(key);
-  const record: ApiKeyRecord = { keyId: keyIdOf(keyHash), account, createdAt, usageIdentifier, ...options.gateway };
-  await putApiKeyItem(keyHash, record);
-  return { key, record };
+  const counted = await countNewKey(account, { generated: options.generated, limited: false });
+  return storeCountedKey(account, counted, options.gateway);
 }
 
-/** The account a key belongs to, or undefined for a key that is unknown, revoked or not of a key's form. */
-export async function resolveApiKey(key: string): Promise<ResolvedApiKey | undefined> {
+/** How precisely lastUsedAt is kept: it is written at most once per key in this time, whatever the key's traffic. */
+export const LAST_USED_PRECISION_MS = 3_600_000;
+
+/**
+ * The account a key belongs to, or undefined for a key that is unknown, revoked or not of a key's
+ * form. Records the key's use when its lastUsedAt is absent or older than LAST_USED_PRECISION_MS.
+ */
+export async function resolveApiKey(key: string, now = Date.now()): Promise<ResolvedApiKey | undefined> {
   if (!isApiKeyForm(key)) return undefined;
-  const record = await getApiKeyItem(hashApiKey(key));
+  const keyHash = hashApiKey(key);
+  const record = await getApiKeyItem(keyHash);
   if (!record || record.revokedAt) return undefined;
+  await recordKeyUse(keyHash, record, now);
   // A key made before usage identifiers existed is its own API Gateway key's value.
   return { account: record.account, keyId: record.keyId, usageIdentifier: record.usageIdentifier ?? key };
+}
+
+/** A failure to write lastUsedAt never refuses the call: the time is a convenience, the call is not. */
+async function recordKeyUse(keyHash: string, record: ApiKeyRecord, now: number): Promise<void> {
+  const since = new Date(now - LAST_USED_PRECISION_MS).toISOString();
+  if (record.lastUsedAt !== undefined && record.lastUsedAt >= since) return;
+  try {
+    await markApiKeyUsed(keyHash, new Date(now).toISOString(), since);
+  } catch (error) {
+    logger.warn('could not record when the API key was last used', { account: record.account, keyId: record.keyId, error: (error as Error).name });
+  }
 }
 
 export interface Revocation {
@@ -95,22 +164,42 @@ export interface Revocation {
 }
 
 /**
- * Marks the key revoked (kept for the audit trail); a key already revoked keeps its first revocation
- * time. Undefined for an unknown key.
+ * Marks the key revoked (kept for the audit trail), whatever the account's other keys (the
+ * operator's keys CLI); a key already revoked keeps its first revocation time. Undefined for an
+ * unknown key.
  */
 export async function revokeApiKey(key: string): Promise<Revocation | undefined> {
-  return revokeStoredKey(hashApiKey(key));
+  const keyHash = hashApiKey(key);
+  const record = await getApiKeyItem(keyHash, { consistent: true });
+  if (!record) return undefined;
+  return revokeCountedKey(record.account, { keyId: record.keyId, keyHash });
 }
 
 /** As revokeApiKey, for the key the account's listing shows under `keyId`: no need to hold the key. */
 export async function revokeApiKeyById(account: string, keyId: string): Promise<Revocation | undefined> {
-  const found = (await queryAccountApiKeys(account)).filter(({ record }) => record.keyId === keyId);
-  // Two keys of one account sharing 48 bits of hash: not to be expected, never to be guessed between.
-  if (found.length > 1) throw new Error(`Account '${account}' has ${found.length} keys with id ${keyId}: revoke the key itself`);
-  return found[0] && revokeStoredKey(found[0].keyHash);
+  const found = keyWithId(account, await queryAccountApiKeysWithId(account, keyId), keyId);
+  return found && revokeCountedKey(account, { keyId, keyHash: found.keyHash });
 }
 
-async function revokeStoredKey(keyHash: string): Promise<Revocation | undefined> {
+/** The key of `keys` (the account's, as the store lists them) listed under `keyId`. */
+export function keyWithId<K extends { record: ApiKeyRecord }>(account: string, keys: K[], keyId: string): K | undefined {
+  const found = keys.filter(({ record }) => record.keyId === keyId);
+  // Two keys of one account sharing 48 bits of hash: not to be expected, never to be guessed between.
+  if (found.length > 1) throw new Conflict(`Account '${account}' has ${found.length} keys with id ${keyId}: revoke the key itself with the operator's keys CLI`);
+  return found[0];
+}
+
+/**
+ * Stops counting the key on its account, even as its last, then marks it revoked: a crash between the
+ * two leaves a key that still works but is not counted (docs/api-keys.md).
+ */
+async function revokeCountedKey(account: string, key: { keyId: string; keyHash: string }): Promise<Revocation | undefined> {
+  await uncountApiKey(account, key, { keepLast: false });
+  return revokeStoredKey(key.keyHash);
+}
+
+/** Marks the key revoked, once: a key already revoked keeps its first revocation time. Undefined for a key with no item. */
+export async function revokeStoredKey(keyHash: string): Promise<Revocation | undefined> {
   const now = new Date().toISOString();
   const before = await markApiKeyRevoked(keyHash, now);
   if (!before) return undefined;

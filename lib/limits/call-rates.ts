@@ -1,7 +1,8 @@
 /**
  * Limits on how often one webhook, and all of an account's together, may be sent test notifications
  * or recovered: each such call sends at once, so the API's throttle alone would let one account keep
- * a receiver (or the service) busy.
+ * a receiver (or the service) busy. And how often an account may create API keys: each is kept for
+ * the audit trail, and on AWS makes an API Gateway API key.
  */
 import { runtimeConfig } from '../config/runtime';
 import { TooManyRequests, webhookNotFound } from '../errors';
@@ -10,7 +11,7 @@ import { countCallInWindow, uncountCallInWindow, type CountedCall } from '../sto
 const MINUTE_MS = 60_000;
 
 /** Per webhook, and for all of an account's webhooks together: a webhook deleted and created again starts afresh only in its own. */
-const LIMITED_CALLS: Record<CountedCall, { name: string; perWebhook: () => number; perAccount: () => number }> = {
+const LIMITED_CALLS: Record<Exclude<CountedCall, 'apiKeyCreation'>, { name: string; perWebhook: () => number; perAccount: () => number }> = {
   testNotification: {
     name: 'test notifications',
     perWebhook: () => runtimeConfig().accountLimits.testNotificationsPerMinute,
@@ -28,7 +29,7 @@ const LIMITED_CALLS: Record<CountedCall, { name: string; perWebhook: () => numbe
  * call), or refuses it with a 429 that names the limit and whose Retry-After is when the window ends.
  * A call the account's window refuses is taken back from the webhook's.
  */
-export async function countWebhookCall(account: string, webhookId: string, call: CountedCall): Promise<void> {
+export async function countWebhookCall(account: string, webhookId: string, call: keyof typeof LIMITED_CALLS): Promise<void> {
   const { name, perWebhook, perAccount } = LIMITED_CALLS[call];
   const now = Date.now();
   const webhook = { account, webhookId };
@@ -42,6 +43,14 @@ export async function countWebhookCall(account: string, webhookId: string, call:
     await uncountCallInWindow(webhook, call, inWebhook.countedInWindowOf);
     throw tooMany(`Too many ${name} for this account: at most ${accountLimit} per minute for all its webhooks together`, inAccount.windowEndsAt, now);
   }
+}
+
+/** Counts one API key creation in the account's minute, or refuses it with a 429 naming the limit. */
+export async function countApiKeyCreation(account: string): Promise<void> {
+  const now = Date.now();
+  const limit = runtimeConfig().accountLimits.apiKeyCreationsPerMinute;
+  const counted = await countCallInWindow({ account }, 'apiKeyCreation', { limit, windowMs: MINUTE_MS, now });
+  if ('windowEndsAt' in counted) throw tooMany(`Too many API keys created for this account: at most ${limit} per minute`, counted.windowEndsAt, now);
 }
 
 function tooMany(limit: string, windowEndsAt: number, now: number): TooManyRequests {

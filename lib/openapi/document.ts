@@ -7,6 +7,8 @@ import { chainInfo, chainList } from '../schemas/chains';
 import { deliveryDetail, deliveryList, queuedMessage, recoverResult } from '../schemas/deliveries';
 import { backfill, backfillList } from '../schemas/backfills';
 import { apiErrorBody } from '../schemas/error';
+import { apiKey, apiKeyList, createdApiKey } from '../schemas/api-keys';
+import { accountStats, webhookStats } from '../schemas/stats';
 import { addressActivityNotification } from '../schemas/notification';
 import { sharedSecret } from '../schemas/shared-secret';
 import { webhook, webhookList } from '../schemas/webhook';
@@ -33,6 +35,11 @@ const RESPONSE_SCHEMAS = {
   RecoverResult: recoverResult,
   Backfill: backfill,
   BackfillList: backfillList,
+  WebhookStats: webhookStats,
+  AccountStats: accountStats,
+  ApiKey: apiKey,
+  ApiKeyList: apiKeyList,
+  CreatedApiKey: createdApiKey,
   // The hosted Data API's names for them.
   ListChainsResponse: chainList,
   ChainInfo: chainInfo,
@@ -47,10 +54,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: `Missing or invalid API key in the ${API_KEY_HEADER} header`,
   403: 'The API key is not allowed to call this operation',
   404: "Not found in the caller's account",
-  409: 'An attempt of the message is under way: retry once its outcome shows in the log',
+  409: "The resource's state does not allow it now: an attempt of the message is under way (retry once its outcome shows in the log), or the key is the account's last one not revoked",
   413: 'The request body is larger than the limit',
   415: 'The request body is not sent as application/json',
-  429: "Too many requests for the key's throttle, or test notifications or recover calls for the webhook in a minute: retry after the time in the Retry-After header",
+  429: "Too many requests for the key's throttle, or in a minute too many test notifications or recover calls for the webhook, or key creations for the account: retry after the time in the Retry-After header",
   500: 'An unexpected error; it has been logged under the x-request-id',
   502: 'The operation failed to answer (API Gateway); retry later',
   503: 'Temporarily unavailable: retry after the time in the Retry-After header',

@@ -146,6 +146,26 @@ export const quarantinedBlockKey = (chainId: string, number: number, webhookId?:
 /** An endpoint's health (an origin an account's webhooks send to): its recent failures and speed, and the circuit's probe lease. */
 export const endpointHealthKey = (account: string, origin: string): TableKey => ({ pk: `${accountPartition(account)}#ENDPOINT#${origin}`, sk: 'HEALTH' });
 
+const STATS_HOUR_SORT_KEY_PREFIX = 'HOUR#';
+const statsHourSortKey = (hour: number) => `${STATS_HOUR_SORT_KEY_PREFIX}${String(Math.max(0, Math.floor(hour))).padStart(15, '0')}`;
+
+/** A webhook's delivery statistics of one hour (its start, ms): one partition per webhook, its hours in order. */
+export const webhookStatsHourKey = (account: string, webhookId: string, hour: number): TableKey => ({
+  pk: `${webhookAddressesPartition(account, webhookId)}#STATS`,
+  sk: statsHourSortKey(hour),
+});
+
+/** The account's delivery statistics of one hour, all its webhooks together. */
+export const accountStatsHourKey = (account: string, hour: number): TableKey => ({ pk: `${accountPartition(account)}#STATS`, sk: statsHourSortKey(hour) });
+
+/** The sort keys of the hours from `first` to `last` (their starts, ms), both included: a Query's BETWEEN. */
+export const statsHourRange = (first: number, last: number) => ({ from: statsHourSortKey(first), to: statsHourSortKey(last) });
+export const hourOfStatsSortKey = (sk: string) => Number(sk.slice(STATS_HOUR_SORT_KEY_PREFIX.length));
+
+/** Where the store has no TTL (locally): statistics items in gsi3 by their expiry, for the local sweep to delete them. */
+export const STATS_EXPIRY_PARTITION = 'EXPIRES#STATS';
+export const statsExpiryIndexKey = (at: number) => ({ gsi3pk: STATS_EXPIRY_PARTITION, gsi3sk: `${String(Math.max(0, Math.floor(at))).padStart(15, '0')}#STATS` });
+
 /** Whose attempt slots: an account's (all its attempts), or with `host` its attempts to one resolved address. */
 export interface SlotPool {
   account: string;
@@ -225,7 +245,7 @@ export const messageExpiryIndexKey = (messageId: string, at: number) => ({
   gsi3sk: timeKey(at, messageId),
 });
 
-/** DynamoDB's TTL attribute on AWS: finished messages, message bodies, endpoint health and attempt slots carry it (Unix seconds). */
+/** DynamoDB's TTL attribute on AWS: finished messages, message bodies, endpoint health, attempt slots and statistics carry it (Unix seconds). */
 export const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
 
 /** The TTL value of what is kept for the retention (delivery.retentionDays) from `ms`. */

@@ -68,6 +68,10 @@ describe('a value that cannot be a key', () => {
   it('does not stop a real key from being read and accepted', async () => {
     const account = randomAccount();
     const { key } = await createApiKey(account);
+    // The first use also records when the key was last used: one more request, at most once an hour.
+    const first = storeRequests;
+    expect((await handler(authorizerEvent(keyHeader(key)), {} as Context)).principalId).toBe(account);
+    expect(storeRequests).toBe(first + 2);
     const before = storeRequests;
     expect((await handler(authorizerEvent(keyHeader(key)), {} as Context)).principalId).toBe(account);
     expect(storeRequests).toBe(before + 1);

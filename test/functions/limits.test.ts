@@ -302,8 +302,11 @@ describe('settings', () => {
       recoversPerMinute: 5,
       testNotificationsPerMinutePerAccount: 60,
       recoversPerMinutePerAccount: 30,
+      apiKeysPerAccount: 20,
+      apiKeyCreationsPerMinute: 10,
     });
     expect(readRuntimeConfig({ MAX_RECOVERS_PER_MINUTE: '7' }).accountLimits.recoversPerMinute).toBe(7);
+    expect(readRuntimeConfig({ MAX_API_KEY_CREATIONS_PER_MINUTE: '3' }).accountLimits.apiKeyCreationsPerMinute).toBe(3);
     expect(readRuntimeConfig({ MAX_TEST_NOTIFICATIONS_PER_MINUTE_PER_ACCOUNT: '70' }).accountLimits.testNotificationsPerMinutePerAccount).toBe(70);
     expect(readRuntimeConfig({ MAX_RECOVERS_PER_MINUTE_PER_ACCOUNT: '40' }).accountLimits.recoversPerMinutePerAccount).toBe(40);
   });

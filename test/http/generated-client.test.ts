@@ -2,12 +2,12 @@ import createClient, { type Middleware } from 'openapi-fetch';
 import { randomAddress } from '../support/factories';
 import { checkAgainstApiDocument } from '../support/api-document';
 import { useLocalService } from '../support/local-service';
-import type { paths } from '../support/openapi-client.generated';
+import type { paths } from '../../console/src/api/schema.generated';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { webhooksApi } from './support/webhooks-api';
 
 // A client as a user of the API makes one: types generated from openapi.json by openapi-typescript
-// (`npm run openapi` keeps test/support/openapi-client.generated.ts), requests by openapi-fetch.
+// (`npm run openapi` keeps console/src/api/schema.generated.ts, the console's), requests by openapi-fetch.
 const service = useLocalService({ DELIVERY_RETRY_SCHEDULE: '0.2', DELIVERY_TIMEOUT_SECONDS: '1' });
 const api = webhooksApi(service);
 

@@ -16,7 +16,7 @@ describe('routing and the error contract', () => {
   });
 
   it.each([
-    '/',
+    '/nothing-here',
     '/v1',
     '/v2/webhooks',
     '/v1/hooks',
@@ -66,6 +66,19 @@ describe('routing and the error contract', () => {
     const responses = await Promise.all([1, 2, 3].map(() => api.call('GET', '/v1/webhooks', { key })));
     const ids = responses.map((response) => response.headers.get('x-request-id'));
     expect(new Set(ids).size).toBe(3);
+  });
+
+  it('marks every JSON answer nosniff: successes, errors from the handlers and the gateway, and /health', async () => {
+    const responses = {
+      success: await api.call('GET', '/v1/webhooks', { key }),
+      fromHandler: await api.call('GET', `/v1/webhooks/${randomUUID()}`, { key }),
+      fromGateway: await api.call('GET', '/v1/unknown', { key }),
+      unauthenticated: await api.call('GET', '/v1/webhooks'),
+      health: await fetch(`${service.url()}/health`),
+    };
+    for (const [name, response] of Object.entries(responses)) {
+      expect({ name, type: response.headers.get('content-type'), nosniff: response.headers.get('x-content-type-options') }).toEqual({ name, type: 'application/json', nosniff: 'nosniff' });
+    }
   });
 
   it('answers a success with content-type application/json', async () => {

@@ -61,7 +61,7 @@ describe('the keys CLI against a deployed stage', () => {
     apiGateway.on(CreateUsagePlanKeyCommand).resolves({});
     const id = await createGatewayKey(deployed, 'unlimited', { value: 'usage-identifier-0123456789', name: 'acme-abc' }, new APIGatewayClient({}));
     expect(id).toBe('gw-key-1');
-    expect(apiGateway.commandCalls(CreateApiKeyCommand)[0]!.args[0].input).toEqual({ name: 'acme-abc', value: 'usage-identifier-0123456789', enabled: true });
+    expect(apiGateway.commandCalls(CreateApiKeyCommand)[0]!.args[0].input).toEqual({ name: 'acme-abc', value: 'usage-identifier-0123456789', enabled: true, tags: { stage: 'prod' } });
     expect(apiGateway.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({ usagePlanId: 'plan-unl', keyId: 'gw-key-1', keyType: 'API_KEY' });
   });
 
@@ -99,7 +99,7 @@ describe('keys on a deployed stage', () => {
     const { key, record } = await createKey(account, { deployed, plan: 'unlimited', apiGateway: new APIGatewayClient({}) });
 
     const sent = apiGateway.commandCalls(CreateApiKeyCommand)[0]!.args[0].input;
-    expect(sent).toEqual({ name: `${account}-${record.keyId}`, value: record.usageIdentifier, enabled: true });
+    expect(sent).toEqual({ name: `${account}-${record.keyId}`, value: record.usageIdentifier, enabled: true, tags: { stage: 'prod' } });
     expect(JSON.stringify(apiGateway.calls().map((call) => call.args[0].input))).not.toContain(key.slice(4));
     expect(apiGateway.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({ usagePlanId: 'plan-unl', keyId: 'gw-key-10', keyType: 'API_KEY' });
     expect(await listApiKeys(account)).toEqual([expect.objectContaining({ apiGatewayKeyId: 'gw-key-10', usagePlan: 'unlimited', usageIdentifier: sent.value })]);

@@ -7,7 +7,7 @@ import { GSI1, GSI2, GSI3, tableDefinition } from '../../lib/store/table';
 import { gatewayResponses } from '../../infra/gateway-responses';
 import { FOLLOW_CHAIN, QUARANTINED_BLOCKS, RUN_BACKFILLS } from '../../infra/chain-followers';
 import { DELIVERY_DISPATCH, DELIVERY_SWEEP, MAINTENANCE } from '../../infra/webhooks-stack';
-import { actionsOf, ofType, statementsOf, synth, tableGrant, withSortedActions, type Resources, type Statement } from './stack-template';
+import { actionsOf, idOf, ofType, statementsOf, synth, tableGrant, withSortedActions, type Resources, type Statement } from './stack-template';
 
 /** "METHOD /path" for every method whose integration is a Lambda (not the 405 mocks). */
 function lambdaRoutes(resources: Resources): string[] {
@@ -222,7 +222,10 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
   });
 
   it('grants each function only the table actions its operation uses, never a wildcard', () => {
-    const statements: Statement[] = ofType(resources, 'AWS::IAM::Policy').flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
+    // The console's upload (CDK's BucketDeployment) is granted S3 on its buckets alone: console-hosting.test.ts checks it.
+    const statements: Statement[] = ofType(resources, 'AWS::IAM::Policy')
+      .filter(([id]) => !id.startsWith('CustomCDKBucketDeployment'))
+      .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);
     const tableStatements = statements.filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')));
     for (const statement of statements) {
       for (const action of actionsOf(statement)) expect(action).not.toMatch(/\*/);
@@ -231,8 +234,9 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     const specs = [...routeList, MAINTENANCE, DELIVERY_DISPATCH, DELIVERY_SWEEP, ...stage.followedChains.flatMap(() => [FOLLOW_CHAIN, QUARANTINED_BLOCKS, RUN_BACKFILLS])];
     const expected = [
       ...specs.map((spec) => [...spec.tableActions].sort().join(',')),
-      // The authorizer's, and the sweep's Query on its index.
+      // The authorizer's (the key's item, and its lastUsedAt under conditions), and the sweep's Query on its index.
       'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
       'dynamodb:Query',
     ].sort();
     expect(granted).toEqual(expected);
@@ -243,6 +247,70 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
       actionsOf(statement).some((action) => action.startsWith('dynamodb:')),
     );
     expect(tableStatements.map(withSortedActions)).toEqual([tableGrant(resources, route.tableActions)]);
+  });
+
+  const usagePlanRef = (plan: string) => ({ Ref: idOf(resources, 'AWS::ApiGateway::UsagePlan', 'UsagePlanName', `webhooks-${stageName}-${plan}`) });
+  const apiGatewayArn = (...path: unknown[]) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:', { Ref: 'AWS::Region' }, ...path]] });
+  const apiGatewayStatements = (functionName: string) =>
+    statementsOf(resources, functionName).filter((statement) => actionsOf(statement).some((action) => action.startsWith('apigateway:')));
+
+  it.each(routeList.filter((route) => route.managesGatewayKeys))(
+    "lets $operationId's Lambda find the stage's usage plans, create API keys under them and delete them, and nothing else in API Gateway",
+    (route) => {
+      expect(apiGatewayStatements(`webhooks-${stageName}-${route.operationId}`)).toEqual([
+        { Effect: 'Allow', Action: 'apigateway:GET', Resource: apiGatewayArn('::/usageplans') },
+        { Effect: 'Allow', Action: 'apigateway:POST', Resource: apiGatewayArn('::/apikeys'), Condition: { StringEquals: { 'aws:RequestTag/stage': stageName } } },
+        {
+          Effect: 'Allow',
+          Action: 'apigateway:POST',
+          Resource: Object.keys(stage.usagePlans).map((plan) => apiGatewayArn('::/usageplans/', usagePlanRef(plan), '/keys')),
+        },
+        {
+          Effect: 'Allow',
+          Action: 'apigateway:PUT',
+          Resource: apiGatewayArn('::/tags/*'),
+          Condition: {
+            StringEquals: { 'aws:RequestTag/stage': stageName },
+            'ForAllValues:StringEquals': { 'aws:TagKeys': ['stage'] },
+            Null: { 'aws:ResourceTag/stage': 'true' },
+          },
+        },
+        // Only API Gateway keys tagged with this stage: not another stage's.
+        { Effect: 'Allow', Action: 'apigateway:DELETE', Resource: apiGatewayArn('::/apikeys/*'), Condition: { StringEquals: { 'aws:ResourceTag/stage': stageName } } },
+      ]);
+    },
+  );
+
+  it("lets the authorizer write only lastUsedAt, only on API key items, returning nothing else", () => {
+    const writes = statementsOf(resources, `webhooks-${stageName}-authorizer`).filter((statement) => actionsOf(statement).includes('dynamodb:UpdateItem'));
+    expect(writes).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: expect.anything(),
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
+        },
+      },
+    ]);
+  });
+
+  it("names the usage plans to the functions that make API Gateway keys, and gives API Gateway rights to no other", () => {
+    const managing = new Set(routeList.filter((route) => route.managesGatewayKeys).map((route) => `webhooks-${stageName}-${route.operationId}`));
+    expect(managing.size).toBeGreaterThan(0);
+    for (const [, fn] of ofType(resources, 'AWS::Lambda::Function')) {
+      const name: string = fn.Properties.FunctionName;
+      if (typeof name !== 'string' || !name.startsWith(`webhooks-${stageName}-`)) continue;
+      const variables = fn.Properties.Environment?.Variables ?? {};
+      if (managing.has(name)) {
+        expect(variables).toMatchObject({ USAGE_PLAN_NAME_STANDARD: `webhooks-${stageName}-standard`, USAGE_PLAN_NAME_UNLIMITED: `webhooks-${stageName}-unlimited` });
+      } else {
+        expect(Object.keys(variables).filter((variable) => variable.startsWith('USAGE_PLAN_'))).toEqual([]);
+        expect(apiGatewayStatements(name)).toEqual([]);
+      }
+    }
   });
 
   it.each(['maintainAddresses', 'sweepDeliveries'])('runs the scheduled function %s once a minute', (name) => {
@@ -267,6 +335,19 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     expect(outputs).toEqual(
       expect.arrayContaining(['ApiUrl', 'TableName', 'UsagePlanIdStandard', 'UsagePlanIdUnlimited', 'DeliveryQueueUrl', 'DeliveryDeadLetterQueueUrl']),
     );
+  });
+
+  it('serves the console and, on its origin, the API\'s /v1/*, /health and /openapi.json from one distribution, and outputs its URL', () => {
+    const [[distributionId, distribution]] = ofType(resources, 'AWS::CloudFront::Distribution') as [[string, Resources[string]]];
+    const config = distribution.Properties.DistributionConfig;
+    const apiOrigin = config.Origins.find((origin: { CustomOriginConfig?: unknown }) => origin.CustomOriginConfig);
+    const [apiId] = ofType(resources, 'AWS::ApiGateway::RestApi').map(([id]) => id);
+    expect(JSON.stringify(apiOrigin.DomainName)).toContain(`"Ref":"${apiId}"`);
+    expect(JSON.stringify(apiOrigin.OriginPath)).toContain('ApiDeploymentStage');
+    expect(config.CacheBehaviors.map((behavior: { PathPattern: string; TargetOriginId: string }) => [behavior.PathPattern, behavior.TargetOriginId])).toEqual(
+      ['/v1/*', HEALTH_CHECK.path, '/openapi.json'].map((pattern) => [pattern, apiOrigin.Id]),
+    );
+    expect(template.toJSON().Outputs.ConsoleUrl.Value).toEqual({ 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributionId, 'DomainName'] }, '/console/']] });
   });
 
   it('names its resources after the stage so that stages deploy side by side', () => {

@@ -46,6 +46,8 @@ it("npm start's banner gives the loop from a transaction to a notification, whic
   await until(() => receiver!.output().includes('Receiving notifications at'), 'the receiver');
   const created = bash(webhookCommand!.replace('127.0.0.1:4000', `127.0.0.1:${receiverPort}`));
   expect(await created.exited).toBe(0);
+  // The banner's curl ends in `; echo`: a curl that got no answer still exits 0, with nothing printed.
+  if (!created.output().trim()) throw new Error(`the banner's curl printed nothing; npm start's output:\n${server.output()}`);
   expect(JSON.parse(created.output())).toMatchObject({ status: 'active', chainId: '31337' });
   const sent = bash(sendCommand!);
   expect(await sent.exited).toBe(0);

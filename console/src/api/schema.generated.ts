@@ -220,6 +220,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery attempts per hour, with their latency
+         * @description The webhook's delivery attempts of the last `hours` hours (24 by default, up to 720: 30 days, as long as the log keeps messages), per hour and in total: how many succeeded, failed and left their message pending another attempt, and their durations' percentiles. Counted as the attempts are made; on AWS a dispatcher writes its counts at most every 10 seconds, so the current hour may lag by that much. With the window's last failure and how the webhook's URL is doing.
+         */
+        get: operations["getWebhookStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's delivery attempts per hour, and its failing webhooks
+         * @description The delivery attempts of all the account's webhooks in the last `hours` hours (24 by default, up to 720), per hour and in total, counted as `getWebhookStats` counts them; and the webhooks with a failed attempt in the window (at most 25, the most recent failure first), each with that failure and how its URL is doing.
+         */
+        get: operations["getAccountStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/backfills": {
         parameters: {
             query?: never;
@@ -283,6 +323,50 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apiKeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's API keys
+         * @description The account's API keys, newest first, revoked ones included (kept for the audit trail): each by its id, with when it was created, last used (to within an hour) and revoked, and whether it is the key making this call. A key itself is never shown again after its creation: only its SHA-256 is kept.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key for the account
+         * @description Makes a new key for the caller's account, under the calling key's usage plan, and answers it, shown this once: only its SHA-256 is kept. Any key of the account may make keys, until it is revoked (at once, whatever the authorizer's cache). An account holds at most 20 keys that are not revoked (a 400 naming the limit past that) and may create at most 10 a minute (a 429 with Retry-After). A calling key whose usage plan the stage no longer offers is a 409. A request body is not needed: an empty body or any JSON object is ignored.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/apiKeys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of the account's API keys
+         * @description Revokes the account's key with that id, the calling key included, and answers it as it now is: any key of the account may revoke any other (revoke a leaked key at once). The key stops authorizing calls within the authorizer cache's 60 seconds, and stops managing keys at once. Revoking a revoked key is a 200 that keeps its first revocation time. A key of another account is a 404; the account's last key that is not revoked is a 409 (create another first: without a key, only the operator's keys CLI can make one).
+         */
+        delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -476,6 +560,170 @@ export interface components {
             backfills: components["schemas"]["Backfill"][];
             /** @description Pass it as pageToken for the next page; absent on the last page */
             nextPageToken?: string;
+        };
+        WebhookStats: {
+            webhookId: string;
+            /** @description The start of the first hour, milliseconds since the epoch */
+            from: number;
+            /** @description The end of the last (current) hour */
+            to: number;
+            /** @description Every hour of the window, oldest first, hours without attempts included */
+            hours: {
+                /** @description Attempts made: succeeded + pending + failed */
+                attempts: number;
+                /** @description Attempts that delivered their message */
+                succeeded: number;
+                /** @description Attempts that failed and left their message pending another attempt */
+                pending: number;
+                /** @description Attempts that failed and left their message failed: out of retries, or refused for good */
+                failed: number;
+                /** @description Absent when no attempt was made */
+                latencyMs?: {
+                    p50: number;
+                    p90: number;
+                    p99: number;
+                };
+                /** @description The start of the hour, milliseconds since the epoch */
+                hour: number;
+            }[];
+            /** @description The whole window */
+            totals: {
+                /** @description Attempts made: succeeded + pending + failed */
+                attempts: number;
+                /** @description Attempts that delivered their message */
+                succeeded: number;
+                /** @description Attempts that failed and left their message pending another attempt */
+                pending: number;
+                /** @description Attempts that failed and left their message failed: out of retries, or refused for good */
+                failed: number;
+                /** @description Absent when no attempt was made */
+                latencyMs?: {
+                    p50: number;
+                    p90: number;
+                    p99: number;
+                };
+            };
+            /** @description The window's last failed attempt */
+            lastFailure?: {
+                at: number;
+                error: string;
+                statusCode?: number;
+            };
+            /** @description The webhook's URL as its recent attempts showed it */
+            endpoint: {
+                /**
+                 * @description failing: the last attempts failed; healthy: the last one was delivered (or none was made)
+                 * @enum {string}
+                 */
+                status: "healthy" | "failing";
+                /** @description When failing: when the first of the failed attempts since the last delivered one was made */
+                failingSince?: number;
+                /** @description When failing: attempts failed since the last delivered one */
+                consecutiveFailures?: number;
+                /** @description When failing: so many attempts failed that one attempt at a time probes the URL until one is delivered; the other messages wait */
+                circuitOpen?: boolean;
+            };
+        };
+        AccountStats: {
+            /** @description The start of the first hour, milliseconds since the epoch */
+            from: number;
+            /** @description The end of the last (current) hour */
+            to: number;
+            /** @description Every hour of the window, oldest first, hours without attempts included */
+            hours: {
+                /** @description Attempts made: succeeded + pending + failed */
+                attempts: number;
+                /** @description Attempts that delivered their message */
+                succeeded: number;
+                /** @description Attempts that failed and left their message pending another attempt */
+                pending: number;
+                /** @description Attempts that failed and left their message failed: out of retries, or refused for good */
+                failed: number;
+                /** @description Absent when no attempt was made */
+                latencyMs?: {
+                    p50: number;
+                    p90: number;
+                    p99: number;
+                };
+                /** @description The start of the hour, milliseconds since the epoch */
+                hour: number;
+            }[];
+            /** @description The whole window */
+            totals: {
+                /** @description Attempts made: succeeded + pending + failed */
+                attempts: number;
+                /** @description Attempts that delivered their message */
+                succeeded: number;
+                /** @description Attempts that failed and left their message pending another attempt */
+                pending: number;
+                /** @description Attempts that failed and left their message failed: out of retries, or refused for good */
+                failed: number;
+                /** @description Absent when no attempt was made */
+                latencyMs?: {
+                    p50: number;
+                    p90: number;
+                    p99: number;
+                };
+            };
+            /** @description Webhooks with a failed attempt in the window, the most recent failure first: at most 25 */
+            failingWebhooks: {
+                webhookId: string;
+                name: string;
+                url: string;
+                /** @enum {string} */
+                status: "active" | "inactive";
+                /** @description The window's attempts that failed (pending + failed) */
+                failedAttempts: number;
+                lastFailure: {
+                    at: number;
+                    error: string;
+                    statusCode?: number;
+                };
+                /** @description The webhook's URL as its recent attempts showed it */
+                endpoint: {
+                    /**
+                     * @description failing: the last attempts failed; healthy: the last one was delivered (or none was made)
+                     * @enum {string}
+                     */
+                    status: "healthy" | "failing";
+                    /** @description When failing: when the first of the failed attempts since the last delivered one was made */
+                    failingSince?: number;
+                    /** @description When failing: attempts failed since the last delivered one */
+                    consecutiveFailures?: number;
+                    /** @description When failing: so many attempts failed that one attempt at a time probes the URL until one is delivered; the other messages wait */
+                    circuitOpen?: boolean;
+                };
+            }[];
+        };
+        ApiKey: {
+            /** @description The first 12 hex digits of the key's SHA-256: names the key without revealing it */
+            keyId: string;
+            createdAt: number;
+            /** @description When the key last authorized a call, to within an hour; absent if it never has */
+            lastUsedAt?: number;
+            /** @description When revoked: the key no longer authorizes calls (within the authorizer cache's 60 seconds) */
+            revokedAt?: number;
+            /** @description Whether this is the key that made this call */
+            current: boolean;
+        };
+        ApiKeyList: {
+            /** @description Newest first */
+            apiKeys: components["schemas"]["ApiKey"][];
+            /** @description Pass it as pageToken for the next page; absent on the last page */
+            nextPageToken?: string;
+        };
+        CreatedApiKey: {
+            /** @description The first 12 hex digits of the key's SHA-256: names the key without revealing it */
+            keyId: string;
+            createdAt: number;
+            /** @description When the key last authorized a call, to within an hour; absent if it never has */
+            lastUsedAt?: number;
+            /** @description When revoked: the key no longer authorizes calls (within the authorizer cache's 60 seconds) */
+            revokedAt?: number;
+            /** @description Whether this is the key that made this call */
+            current: boolean;
+            /** @description The key, shown this once: only its SHA-256 is kept */
+            key: string;
         };
         ListChainsResponse: {
             chains: components["schemas"]["ChainInfo"][];
@@ -785,7 +1033,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description An attempt of the message is under way: retry once its outcome shows in the log */
+        /** @description The resource's state does not allow it now: an attempt of the message is under way (retry once its outcome shows in the log), or the key is the account's last one not revoked */
         409: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -815,7 +1063,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Too many requests for the key's throttle, or test notifications or recover calls for the webhook in a minute: retry after the time in the Retry-After header */
+        /** @description Too many requests for the key's throttle, or in a minute too many test notifications or recover calls for the webhook, or key creations for the account: retry after the time in the Retry-After header */
         429: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -1435,6 +1683,71 @@ export interface operations {
             503: components["responses"]["503"];
         };
     };
+    getWebhookStats: {
+        parameters: {
+            query?: {
+                /** @description How many hours back, the current one included */
+                hours?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookStats"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
+    getAccountStats: {
+        parameters: {
+            query?: {
+                /** @description How many hours back, the current one included */
+                hours?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountStats"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
     listBackfills: {
         parameters: {
             query?: {
@@ -1599,6 +1912,106 @@ export interface operations {
             400: components["responses"]["400"];
             401: components["responses"]["401"];
             403: components["responses"]["403"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description The previous page's nextPageToken */
+                pageToken?: string;
+                /** @description Items per page */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            409: components["responses"]["409"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["429"];
+            500: components["responses"]["500"];
+            502: components["responses"]["502"];
+            503: components["responses"]["503"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["400"];
+            401: components["responses"]["401"];
+            403: components["responses"]["403"];
+            404: components["responses"]["404"];
+            409: components["responses"]["409"];
             429: components["responses"]["429"];
             500: components["responses"]["500"];
             502: components["responses"]["502"];

@@ -1,0 +1,12 @@
+import { PageHeader } from '../ui/components';
+
+export function NotFound() {
+  return (
+    <>
+      <PageHeader title="Page not found" />
+      <p>
+        There is no console page at this address. <a href="/console/">Go to the overview</a>.
+      </p>
+    </>
+  );
+}

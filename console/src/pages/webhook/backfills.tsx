@@ -1,0 +1,212 @@
+import { useEffect, useId, useState } from 'preact/hooks';
+import { answer, api, fieldMessages, type Backfill, type Webhook } from '../../api/client';
+import { formatCount, formatTime } from '../../format';
+import { useAction, useLoad } from '../../hooks';
+import { ErrorNotice, Field, Loading, messageOf, Pager, StatusBadge, usePages } from '../../ui/components';
+import { loadChains } from '../chains';
+
+const PAGE_SIZE = 25;
+const REFRESH_MS = 3000;
+
+/** The webhook's backfills (newest first), refreshed while one runs, and a form to start one. */
+export function BackfillsTab({ webhook }: { webhook: Webhook }) {
+  const pages = usePages();
+  const [running, setRunning] = useState(false);
+  const list = useLoad(
+    () => answer(api.GET('/v1/webhooks/{id}/backfills', { params: { path: { id: webhook.id }, query: { pageSize: PAGE_SIZE, pageToken: pages.pageToken } } })),
+    [webhook.id, pages.pageToken],
+    { refreshMs: running ? REFRESH_MS : undefined },
+  );
+  useEffect(() => {
+    if (list.data) setRunning(list.data.backfills.some(({ status }) => status === 'running'));
+  }, [list.data]);
+  const started = () => {
+    if (pages.pageNumber === 1) void list.reload();
+    else pages.reset();
+  };
+  return (
+    <>
+      <StartBackfillForm webhook={webhook} onStarted={started} />
+      <section aria-labelledby="backfill-list">
+        <h2 id="backfill-list">Backfills</h2>
+        {running && <p class="muted">Refreshes every 3 s while a backfill runs.</p>}
+        <ErrorNotice title="Could not load the backfills" error={list.error} />
+        {list.data ? (
+          <>
+            {list.data.backfills.length === 0 ? (
+              <p>No backfills yet.</p>
+            ) : (
+              <BackfillTable webhookId={webhook.id} backfills={list.data.backfills} onCancelled={() => void list.reload()} />
+            )}
+            <Pager pages={pages} nextPageToken={list.data.nextPageToken} label="Backfills" />
+          </>
+        ) : (
+          !list.error && <Loading what="Loading the backfills" />
+        )}
+      </section>
+    </>
+  );
+}
+
+function BackfillTable({ webhookId, backfills, onCancelled }: { webhookId: string; backfills: Backfill[]; onCancelled: () => void }) {
+  const [cancelled, setCancelled] = useState<string>();
+  const cancel = useAction(async (backfillId: string) => {
+    setCancelled(undefined);
+    await answer(api.DELETE('/v1/webhooks/{id}/backfills/{backfillId}', { params: { path: { id: webhookId, backfillId } } }));
+    setCancelled(backfillId);
+    onCancelled();
+  });
+  return (
+    <>
+      <p role="status">{cancelled && `Backfill ${cancelled} cancelled: the notifications it recorded are still sent.`}</p>
+      <ErrorNotice title="Not cancelled" error={cancel.error} />
+      <div class="table-scroll">
+        <table class="stacked">
+          <thead>
+            <tr>
+              <th scope="col">Backfill</th>
+              <th scope="col">Status</th>
+              <th scope="col">Blocks</th>
+              <th scope="col" class="number">
+                Next block
+              </th>
+              <th scope="col" class="number">
+                Notifications recorded
+              </th>
+              <th scope="col">Created</th>
+              <th scope="col">Reason</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {backfills.map((backfill) => (
+              <tr key={backfill.backfillId}>
+                <th scope="row" class="mono break" data-label="Backfill">
+                  {backfill.backfillId}
+                </th>
+                <td data-label="Status">
+                  <StatusBadge status={backfill.status} />
+                  {backfill.status === 'running' && <div class="muted">{percentDone(backfill)} done</div>}
+                </td>
+                <td data-label="Blocks">
+                  {formatCount(backfill.fromBlock)} to {formatCount(backfill.toBlock)}
+                </td>
+                <td class="number" data-label="Next block">
+                  {formatCount(backfill.nextBlock)}
+                </td>
+                <td class="number" data-label="Notifications recorded">
+                  {formatCount(backfill.notifications)}
+                </td>
+                <td data-label="Created">
+                  {formatTime(backfill.createdAt)}
+                  {backfill.endedAt !== undefined && <div class="muted">ended {formatTime(backfill.endedAt)}</div>}
+                </td>
+                <td class="break" data-label="Reason">
+                  {backfill.reason ?? '—'}
+                </td>
+                <td>
+                  {backfill.status === 'running' && (
+                    <button type="button" aria-label={`Cancel backfill ${backfill.backfillId}`} onClick={() => void cancel.run(backfill.backfillId)} disabled={cancel.busy}>
+                      Cancel
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+function percentDone({ fromBlock, toBlock, nextBlock }: Backfill): string {
+  const blocks = toBlock - fromBlock + 1;
+  return `${Math.floor(((nextBlock - fromBlock) / Math.max(blocks, 1)) * 100)} %`;
+}
+
+function StartBackfillForm({ webhook, onStarted }: { webhook: Webhook; onStarted: () => void }) {
+  const [fromBlock, setFromBlock] = useState('');
+  const [toBlock, setToBlock] = useState('');
+  const [startedId, setStartedId] = useState<string>();
+  const chains = useLoad(loadChains, []);
+  const checkpoint = chains.data?.find(({ chainId }) => chainId === webhook.chainId)?.follower.checkpointBlock;
+  const headingId = useId();
+  const start = useAction(async () => {
+    setStartedId(undefined);
+    const body = { fromBlock: Number(fromBlock), ...(toBlock.trim() ? { toBlock: Number(toBlock) } : {}) };
+    const backfill = await answer(api.POST('/v1/webhooks/{id}/backfills', { params: { path: { id: webhook.id } }, body }));
+    setStartedId(backfill.backfillId);
+    setFromBlock('');
+    setToBlock('');
+    onStarted();
+  });
+  const { fields, other } = start.error ? fieldMessages(start.error) : { fields: {}, other: [] };
+  return (
+    <section class="card" aria-labelledby={headingId}>
+      <h2 id={headingId}>Start a backfill</h2>
+      <p>
+        Notifies the webhook of its addresses' activity in past blocks, as it would have been notified live. One backfill runs at a time per webhook.
+      </p>
+      <form
+        class="inline-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void start.run();
+        }}
+      >
+        <Field label="From block" error={fields.fromBlock}>
+          {({ id, describedBy, invalid }) => (
+            <input
+              id={id}
+              type="number"
+              inputMode="numeric"
+              min={0}
+              step={1}
+              value={fromBlock}
+              onInput={(event) => setFromBlock(event.currentTarget.value)}
+              aria-describedby={describedBy}
+              aria-invalid={invalid || undefined}
+              required
+            />
+          )}
+        </Field>
+        <Field
+          label="To block"
+          error={fields.toBlock}
+          hint={checkpoint !== undefined ? `Optional: by default the chain's checkpoint, block ${formatCount(checkpoint)}.` : "Optional: by default the chain's checkpoint."}
+        >
+          {({ id, describedBy, invalid }) => (
+            <input
+              id={id}
+              type="number"
+              inputMode="numeric"
+              min={0}
+              step={1}
+              value={toBlock}
+              onInput={(event) => setToBlock(event.currentTarget.value)}
+              aria-describedby={describedBy}
+              aria-invalid={invalid || undefined}
+            />
+          )}
+        </Field>
+        <button type="submit" class="primary" disabled={start.busy}>
+          {start.busy ? 'Starting…' : 'Start backfill'}
+        </button>
+      </form>
+      <p role="status">{startedId && `Backfill ${startedId} started.`}</p>
+      {other.length > 0 && (
+        <div class="notice notice-error" role="alert">
+          <strong>No backfill started:</strong> {other.join('; ')}
+        </div>
+      )}
+      {Object.keys(fields).length > 0 && other.length === 0 && (
+        <p class="visually-hidden" role="alert">
+          No backfill started: {messageOf(start.error)}
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,105 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { answer, api, type Webhook } from '../api/client';
+import { formatTime } from '../format';
+import { useLoad } from '../hooks';
+import { ErrorNotice, Loading, PageHeader, Pager, StatusBadge, StatusFilter, usePages } from '../ui/components';
+import { chainLabel, loadChains } from './chains';
+import { webhookPath } from './webhook/links';
+
+const PAGE_SIZE = 25;
+const STATUSES = ['active', 'inactive'] as const;
+type ListedStatus = (typeof STATUSES)[number] | '';
+
+/** What a webhook is called where it is listed: its name, or its id when it has none. */
+export const webhookTitle = (webhook: Pick<Webhook, 'id' | 'name'>) => webhook.name || webhook.id;
+
+/**
+ * A notice the next visit to the list shows once, e.g. after a webhook was deleted from its own page
+ * (kept here, not in the URL: a webhook's name is the user's text).
+ */
+let noticeForList: string | undefined;
+export function showOnWebhookList(notice: string) {
+  noticeForList = notice;
+}
+
+export function WebhooksPage() {
+  const { query } = useLocation();
+  const [status, setStatus] = useState<ListedStatus>(STATUSES.find((known) => known === query.status) ?? '');
+  const [notice, setNotice] = useState<string>();
+  const pages = usePages();
+  // Set after the first render, so that the role=status region exists before its text and is announced.
+  useEffect(() => {
+    setNotice(noticeForList);
+    noticeForList = undefined;
+  }, []);
+
+  const list = useLoad(
+    () => answer(api.GET('/v1/webhooks', { params: { query: { pageSize: PAGE_SIZE, status: status || undefined, pageToken: pages.pageToken } } })),
+    [status, pages.pageToken],
+    { refreshMs: 15_000 },
+  );
+  const chains = useLoad(loadChains, []);
+
+  return (
+    <>
+      <PageHeader title="Webhooks">
+        <a class="button primary" href="/console/webhooks/new">
+          Create webhook
+        </a>
+      </PageHeader>
+      <div role="status">{notice && <p class="notice notice-success">{notice}</p>}</div>
+      <StatusFilter
+        class="list-filter"
+        statuses={STATUSES}
+        value={status}
+        onChange={(value) => {
+          setStatus(value);
+          pages.reset();
+        }}
+      />
+      <ErrorNotice error={list.error} title="The webhooks could not be loaded" />
+      {!list.data && !list.error && <Loading what="Loading webhooks" />}
+      {list.data && list.data.webhooks.length === 0 && (
+        <p>
+          {pages.pageNumber > 1 ? 'No more webhooks.' : status ? `No ${status} webhooks.` : 'No webhooks yet. '}
+          {!status && pages.pageNumber === 1 && <a href="/console/webhooks/new">Create the first one</a>}
+        </p>
+      )}
+      {list.data && list.data.webhooks.length > 0 && (
+        <div class="table-scroll">
+          <table class="stacked">
+            <caption class="visually-hidden">Webhooks{status ? `, ${status}` : ''}, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Chain</th>
+                <th scope="col">URL</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.webhooks.map((webhook) => (
+                <tr key={webhook.id}>
+                  <th scope="row" class="break" data-label="Name">
+                    <a href={webhookPath(webhook.id)}>{webhookTitle(webhook)}</a>
+                  </th>
+                  <td data-label="Status">
+                    <StatusBadge status={webhook.status} />
+                  </td>
+                  <td data-label="Chain">{chainLabel(chains.data, webhook.chainId)}</td>
+                  <td class="break mono" data-label="URL">
+                    {webhook.url}
+                  </td>
+                  <td data-label="Created">{formatTime(webhook.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {list.data && <Pager pages={pages} nextPageToken={list.data.nextPageToken} label="Webhooks" />}
+    </>
+  );
+}

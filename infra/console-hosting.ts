@@ -1,0 +1,138 @@
+import { Duration } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
+import { Construct } from 'constructs';
+import { API_KEY_HEADER } from '../lib/keys/authorize';
+import { CONSOLE_ASSETS_PATH, CONSOLE_PATH, CONSOLE_SECURITY_HEADERS, IMMUTABLE_CACHE_CONTROL } from './console-headers';
+
+/** The request headers the API reads (the authorizer its key, the body parser the media type): all it is sent through CloudFront. */
+const API_REQUEST_HEADERS = [API_KEY_HEADER, 'content-type'];
+
+export interface ConsoleHostingProps {
+  /** The built console (console/dist): index.html and assets/. */
+  assets: string;
+  /** The API the console calls, served by the same distribution so that it is on the console's origin (no CORS). */
+  api: apigateway.RestApi;
+  /** The API's path patterns the distribution sends to it (`/v1/*`, and the keyless paths). */
+  apiPaths: string[];
+}
+
+/**
+ * The console on AWS (docs/console.md#on-aws): its files in a private bucket that only CloudFront
+ * reads (origin access control), and one distribution serving them and, as a second origin, the API,
+ * with the same headers as the local gateway (console-headers.ts).
+ */
+export class ConsoleHosting extends Construct {
+  readonly distribution: cloudfront.Distribution;
+  /** The console's address: `https://<distribution domain>/console/`. */
+  readonly url: string;
+
+  constructor(scope: Construct, id: string, props: ConsoleHostingProps) {
+    super(scope, id);
+    // Kept when the stack is deleted (the default): emptying it on delete takes a custom resource, and its files are rebuilt from the source anyway.
+    const bucket = new s3.Bucket(this, 'Bucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    });
+    const headers = new cloudfront.ResponseHeadersPolicy(this, 'Headers', {
+      comment: 'The console headers of infra/console-headers.ts, and HSTS',
+      securityHeadersBehavior: {
+        contentSecurityPolicy: { contentSecurityPolicy: CONSOLE_SECURITY_HEADERS['Content-Security-Policy'], override: true },
+        contentTypeOptions: { override: true },
+        frameOptions: { frameOption: CONSOLE_SECURITY_HEADERS['X-Frame-Options'] as cloudfront.HeadersFrameOption, override: true },
+        referrerPolicy: { referrerPolicy: CONSOLE_SECURITY_HEADERS['Referrer-Policy'] as cloudfront.HeadersReferrerPolicy, override: true },
+        strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: true, override: true },
+      },
+      customHeadersBehavior: {
+        customHeaders: [{ header: 'Cross-Origin-Opener-Policy', value: CONSOLE_SECURITY_HEADERS['Cross-Origin-Opener-Policy'], override: true }],
+      },
+    });
+    const paths = new cloudfront.Function(this, 'Paths', {
+      comment: 'Redirects / to /console/ and answers the console pages with its index.html',
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(CONSOLE_PATHS_FUNCTION),
+    });
+    // Only what the API reads: a viewer's cookies and other headers never reach it (nor Host, which API Gateway routes by).
+    const apiRequest = new cloudfront.OriginRequestPolicy(this, 'ApiRequest', {
+      comment: 'What the webhooks API reads: its key header, content-type and the query string',
+      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList(...API_REQUEST_HEADERS),
+      queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
+      cookieBehavior: cloudfront.OriginRequestCookieBehavior.none(),
+    });
+    const api: cloudfront.BehaviorOptions = {
+      origin: new origins.RestApiOrigin(props.api),
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+      allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+      cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+      originRequestPolicy: apiRequest,
+      responseHeadersPolicy: headers,
+    };
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: 'The webhooks console and its API',
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      defaultBehavior: {
+        origin: origins.S3BucketOrigin.withOriginAccessControl(bucket),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+        cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
+        responseHeadersPolicy: headers,
+        functionAssociations: [{ function: paths, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
+      },
+      additionalBehaviors: Object.fromEntries(props.apiPaths.map((pattern) => [pattern, api])),
+    });
+    this.url = `https://${this.distribution.distributionDomainName}${CONSOLE_PATH}`;
+
+    // Two uploads for two lifetimes: hashed assets for good, the rest (index.html) revalidated on every
+    // load. Neither prunes (which would delete the other's files); old assets stay for pages still open.
+    const prefix = CONSOLE_PATH.slice(1);
+    const assetsPattern = `${CONSOLE_ASSETS_PATH.slice(CONSOLE_PATH.length)}*`;
+    const files = s3deploy.Source.asset(props.assets);
+    new s3deploy.BucketDeployment(this, 'Assets', {
+      sources: [files],
+      exclude: ['*'],
+      include: [assetsPattern],
+      destinationBucket: bucket,
+      destinationKeyPrefix: prefix,
+      cacheControl: [s3deploy.CacheControl.fromString(IMMUTABLE_CACHE_CONTROL)],
+      prune: false,
+    });
+    new s3deploy.BucketDeployment(this, 'Pages', {
+      sources: [files],
+      exclude: [assetsPattern, '.*'],
+      destinationBucket: bucket,
+      destinationKeyPrefix: prefix,
+      cacheControl: [s3deploy.CacheControl.noCache()],
+      prune: false,
+      distribution: this.distribution,
+      distributionPaths: [`${CONSOLE_PATH}index.html`],
+    });
+  }
+}
+
+/** The console's headers as a CloudFront function's response carries them (its redirects: the response headers policy covers the rest). */
+const FUNCTION_RESPONSE_HEADERS = Object.fromEntries(Object.entries(CONSOLE_SECURITY_HEADERS).map(([name, value]) => [name.toLowerCase(), { value }]));
+
+/**
+ * The viewer-request function (CloudFront Functions, JavaScript runtime 2.0), before the cache: `/` and
+ * `/console` redirect to `/console/`; any other path under `/console/` but `assets/` whose last segment
+ * has no extension is a page of the single-page app, fetched as `/console/index.html`.
+ */
+export const CONSOLE_PATHS_FUNCTION = `function handler(event) {
+  var request = event.request;
+  var uri = request.uri;
+  if (uri === '/' || uri === '${CONSOLE_PATH.slice(0, -1)}') {
+    var headers = ${JSON.stringify(FUNCTION_RESPONSE_HEADERS)};
+    headers.location = { value: '${CONSOLE_PATH}' };
+    return { statusCode: uri === '/' ? 302 : 301, statusDescription: uri === '/' ? 'Found' : 'Moved Permanently', headers: headers };
+  }
+  if (uri.startsWith('${CONSOLE_PATH}') && !uri.startsWith('${CONSOLE_ASSETS_PATH}') && uri.slice(uri.lastIndexOf('/') + 1).indexOf('.') === -1) {
+    request.uri = '${CONSOLE_PATH}index.html';
+  }
+  return request;
+}
+`;

@@ -1,0 +1,119 @@
+/**
+ * API keys not revoked per account: counted on the account's item (lib/store/api-keys.ts) before a
+ * key's item is written, and no longer counted before a key is marked revoked, so that concurrent
+ * creations never pass the limit and concurrent revocations never revoke the account's last key.
+ */
+import { runtimeConfig } from '../config/runtime';
+import { BadRequest, ServiceUnavailable } from '../errors';
+import {
+  countAccountKey,
+  getAccountKeyCount,
+  getApiKeyItem,
+  queryAccountApiKeys,
+  startAccountKeyCount,
+  uncountAccountKey,
+  type AccountKeyCount,
+  type CountedApiKey,
+} from '../store/api-keys';
+
+/** A key as its account counts it: its id, and the hash its item is stored under. */
+export interface CountableKey {
+  keyId: string;
+  keyHash: string;
+}
+
+/**
+ * Longer than any creation takes (a Lambda's is bounded by its timeout): a key counted this long ago
+ * whose item does not exist was never written (its creation was cut off between the two writes).
+ */
+const CREATION_GRACE_MS = 15 * 60_000;
+
+/** Attempts at a count that concurrent calls keep changing, before answering 503. */
+const ATTEMPTS = 5;
+
+const tooManyApiKeys = (count: number, limit: number) =>
+  new BadRequest(
+    `Too many API keys: the account has ${count} that are not revoked, its limit is ${limit} API keys per account; ` +
+      'revoke one (DELETE /v1/apiKeys/{keyId}) to create another',
+  );
+
+/**
+ * The account's count of keys not revoked. An account made before the count existed gets one,
+ * started from its listing.
+ */
+export async function accountKeyCount(account: string): Promise<AccountKeyCount> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+    const count = await getAccountKeyCount(account);
+    if (count) return count;
+    const now = new Date().toISOString();
+    const keys = await queryAccountApiKeys(account);
+    const notRevoked = keys.filter(({ record }) => record.revokedAt === undefined);
+    await startAccountKeyCount(account, Object.fromEntries(notRevoked.map(({ keyHash, record }) => [record.keyId, { keyHash, countedAt: now }])), now);
+  }
+  throw new ServiceUnavailable();
+}
+
+/**
+ * Counts a new key before its item is written. With `limited` (the API), refuses it (400 naming
+ * the limit) when the account counts its limit of keys, after dropping counts that no key backs;
+ * without (the operator's keys CLI), counts it whatever the limit. False when a key with its id is
+ * already counted (a 48-bit collision: make another key).
+ */
+export async function countNewApiKey(account: string, key: CountableKey, { limited }: { limited: boolean }): Promise<boolean> {
+  const counted: CountedApiKey = { keyHash: key.keyHash, countedAt: new Date().toISOString() };
+  let leftoversDropped = false;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+    const limit = limited ? runtimeConfig().accountLimits.apiKeysPerAccount : undefined;
+    if (await countAccountKey(account, key.keyId, counted, limit)) return true;
+    const count = await accountKeyCount(account);
+    if (count.keys[key.keyId]) return count.keys[key.keyId]!.keyHash === key.keyHash;
+    if (limit === undefined || count.activeKeys < limit) continue; // started, or room freed meanwhile
+    if (!leftoversDropped && (await dropLeftoverCounts(account, count)) > 0) {
+      leftoversDropped = true;
+      continue;
+    }
+    throw tooManyApiKeys(count.activeKeys, limit);
+  }
+  throw new ServiceUnavailable();
+}
+
+/** A key's count given back: its creation failed before its item was written. */
+export async function uncountUnstoredApiKey(account: string, key: CountableKey): Promise<void> {
+  await uncountAccountKey(account, key.keyId, key.keyHash, { keepOne: false });
+}
+
+/**
+ * Stops counting a key before it is marked revoked. With `keepLast` (the API), not the last key
+ * counted: then 'last'. 'notCounted' when it is not counted (revoked meanwhile, or never counted).
+ */
+export async function uncountApiKey(account: string, key: CountableKey, { keepLast }: { keepLast: boolean }): Promise<'uncounted' | 'notCounted' | 'last'> {
+  let leftoversDropped = false;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+    if (await uncountAccountKey(account, key.keyId, key.keyHash, { keepOne: keepLast })) return 'uncounted';
+    const count = await accountKeyCount(account);
+    if (count.keys[key.keyId]?.keyHash !== key.keyHash) return 'notCounted';
+    if (!keepLast || count.activeKeys > 1) continue; // the count was started, or another key counted, meanwhile
+    if (!leftoversDropped && (await dropLeftoverCounts(account, count)) > 0) {
+      leftoversDropped = true;
+      continue;
+    }
+    return 'last';
+  }
+  throw new ServiceUnavailable();
+}
+
+/**
+ * Stops counting keys that no key item backs: counted long ago and never written (a creation cut off
+ * between its two writes), or revoked without being uncounted (a revocation by an earlier version).
+ * Reads each counted key's item: at most the limit's worth, and only when a call would be refused.
+ */
+async function dropLeftoverCounts(account: string, count: AccountKeyCount): Promise<number> {
+  const writtenBefore = new Date(Date.now() - CREATION_GRACE_MS).toISOString();
+  let dropped = 0;
+  for (const [keyId, { keyHash, countedAt }] of Object.entries(count.keys)) {
+    const record = await getApiKeyItem(keyHash, { consistent: true });
+    const leftover = record ? record.revokedAt !== undefined : countedAt < writtenBefore;
+    if (leftover && (await uncountAccountKey(account, keyId, keyHash, { keepOne: false }))) dropped += 1;
+  }
+  return dropped;
+}
