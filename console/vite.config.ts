@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { CONSOLE_PATH } from '../infra/console-headers';
 
-// Built by infra/local/console-build.ts (npm start, npm test, cdk synth); served under /console/ by
+// Built by infra/console-build.ts (npm start, npm test, cdk synth); served under /console/ by
 // the local gateway and by CloudFront (docs/console.md).
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),

@@ -1,6 +1,6 @@
 import { App } from 'aws-cdk-lib';
 import { stageSettings, type StageSettings } from '../lib/config/stages';
-import { ensureConsoleBuilt } from './local/console-build';
+import { ensureConsoleBuilt } from './console-build';
 import { stackNameFor } from './stack-outputs';
 import { WebhooksStack } from './webhooks-stack';
 

@@ -1,7 +1,6 @@
-import type { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import type { UsagePlanName } from '../lib/config/stages';
-import { createGatewayKey as createPlanGatewayKey, type UsagePlanPlacement } from '../lib/keys/gateway-keys';
+import type { UsagePlanPlacement } from '../lib/keys/gateway-keys';
 import { STACK_OUTPUTS, stackNameFor } from './stack-outputs';
 
 /** What the keys CLI needs to know of a stage deployed with `cdk deploy`, read from its stack outputs. */
@@ -30,9 +29,3 @@ export function usagePlanOf(deployed: DeployedStage, plan: UsagePlanName): Usage
   if (!usagePlanId) throw new Error(`Stage ${deployed.stage} has no usage plan '${plan}'`);
   return { plan, usagePlanId, stage: deployed.stage };
 }
-
-/** A key's API Gateway key under the stage's plan `plan` (lib/keys/gateway-keys.ts makes it). */
-export const createGatewayKey = (deployed: DeployedStage, plan: UsagePlanName, key: { value: string; name: string }, apiGateway?: APIGatewayClient) =>
-  createPlanGatewayKey(usagePlanOf(deployed, plan), key, apiGateway);
-
-export { deleteGatewayKey } from '../lib/keys/gateway-keys';

@@ -1,7 +1,7 @@
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import type { UsagePlanName } from '../lib/config/stages';
 import { revokeApiKey, revokeApiKeyById, type ApiKeyRecord } from '../lib/keys/api-keys';
-import { createKeyWithGatewayKey, deleteRevokedKeysGatewayKey } from '../lib/keys/gateway-keys';
+import { createKeyWithGatewayKey, deleteGatewayKeyOf } from '../lib/keys/gateway-keys';
 import { usagePlanOf, type DeployedStage } from './deployed-stage';
 
 /**
@@ -28,7 +28,7 @@ export async function revokeKey(target: RevocationTarget, apiGateway = new APIGa
   const revocation = 'key' in target ? await revokeApiKey(target.key) : await revokeApiKeyById(target.account, target.keyId);
   if (!revocation) return undefined;
   const { record, alreadyRevoked } = revocation;
-  const gatewayKeyDeleted = await deleteRevokedKeysGatewayKey(revocation, apiGateway);
+  const gatewayKeyDeleted = await deleteGatewayKeyOf(revocation, apiGateway);
   const named = `key ${record.keyId} of account '${record.account}'`;
   if (!alreadyRevoked) {
     if (gatewayKeyDeleted === undefined) return `Revoked ${named}.`;

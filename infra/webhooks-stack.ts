@@ -26,7 +26,7 @@ import { addApiRateLimit } from './api-rate-limit';
 import { LAMBDA_BUNDLING } from './bundling';
 import { addChainFollowers } from './chain-followers';
 import { ConsoleHosting } from './console-hosting';
-import { CONSOLE_DIST } from './local/console-build';
+import { CONSOLE_DIST } from './console-build';
 import { gatewayResponses, gatewayResponseTemplate } from './gateway-responses';
 import { STACK_OUTPUTS, stackNameFor } from './stack-outputs';
 

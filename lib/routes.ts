@@ -329,7 +329,7 @@ export const routes = {
     tag: 'Statistics',
     summary: "A webhook's delivery attempts per hour, with their latency",
     description:
-      "The webhook's delivery attempts of the last `hours` hours (24 by default, up to 720: 30 days, as long as the log keeps messages), per hour and in total: how many succeeded, failed and left their message pending another attempt, and their durations' percentiles. Counted as the attempts are made; on AWS a dispatcher writes its counts at most every 10 seconds, so the current hour may lag by that much. With the window's last failure and how the webhook's URL is doing.",
+      "The webhook's delivery attempts of the last `hours` hours (24 by default, up to as long as the log keeps messages: 720, 30 days, unless the stage keeps them longer or shorter), per hour and in total: how many succeeded, failed and left their message pending another attempt, and their durations' percentiles. Counted as the attempts are made; on AWS a dispatcher writes its counts at most every 10 seconds, so the current hour may lag by that much. With the window's last failure, how the webhook's URL is doing, and, while the webhook is inactive, when and why it was made so (`deactivation`: by a call to the API, or by the service after a 410 Gone or a message out of retries).",
     method: 'GET',
     path: '/v1/webhooks/{id}/stats',
     entry: 'functions/get-webhook-stats.ts',
@@ -342,9 +342,9 @@ export const routes = {
   getAccountStats: route({
     operationId: 'getAccountStats',
     tag: 'Statistics',
-    summary: "The account's delivery attempts per hour, and its failing webhooks",
+    summary: "The account's delivery attempts per hour, its webhooks by status, and those failing or inactive",
     description:
-      "The delivery attempts of all the account's webhooks in the last `hours` hours (24 by default, up to 720), per hour and in total, counted as `getWebhookStats` counts them; and the webhooks with a failed attempt in the window (at most 25, the most recent failure first), each with that failure and how its URL is doing.",
+      "The delivery attempts of all the account's webhooks in the last `hours` hours (24 by default, up to the log's retention as for `getWebhookStats`), per hour and in total, counted as `getWebhookStats` counts them; the webhooks with a failed attempt in the window (at most 25, the most recent failure first), each with that failure and how its URL is doing; the account's webhooks by status now; and its inactive webhooks (at most 25, the most recently created first), each with when and why it was made inactive.",
     method: 'GET',
     path: '/v1/stats',
     entry: 'functions/get-account-stats.ts',

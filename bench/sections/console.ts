@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
-import { ensureConsoleBuilt } from '../../infra/local/console-build';
+import { ensureConsoleBuilt } from '../../infra/console-build';
 import { installedChromium, launchChromium } from '../../test/support/browser';
 import { startBenchService } from '../support/service';
 import { atMost, figure, median, type BenchOptions, type Figure } from '../support/report';

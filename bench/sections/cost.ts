@@ -8,6 +8,7 @@ import { recordNotifications } from '../../lib/deliveries/messages';
 import { CONSUMER_BATCH_SIZE } from '../../lib/deliveries/queue';
 import { deliveryStats } from '../../lib/deliveries/stats';
 import { forEachChunk } from '../../lib/store/batch';
+import { STATS_COUNTS_UPDATE_START } from '../../lib/store/delivery-stats';
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { originOf } from '../../lib/store/endpoint-health';
@@ -37,8 +38,8 @@ const PRICES = {
 const WEBHOOKS = 10;
 /** Notifications recorded at once (each its own recordNotifications call, as the chain follower makes one per webhook and block). */
 const RECORDING_PARALLEL = 8;
-/** The request kind (CapacityMeter's: the command and its expression's first words) of the statistics' writes (lib/store/delivery-stats.ts). */
-const STATS_WRITE_KIND = 'UpdateItem ADD attempts';
+/** The request kind (CapacityMeter's: the command and its expression's first two words) of the statistics' writes. */
+const STATS_WRITE_KIND = `UpdateItem ${STATS_COUNTS_UPDATE_START}`;
 
 interface BatchRun {
   batches: number;

@@ -8,6 +8,7 @@ import { DeliveryPage } from './pages/webhook/delivery';
 import { CreateWebhookPage, EditWebhookPage } from './pages/webhook-form';
 import { WebhooksPage } from './pages/webhooks';
 import { WebhookPages } from './pages/webhook/webhook-pages';
+import { paths, routePattern } from './paths';
 import { useSession } from './session';
 import { Layout } from './ui/layout';
 
@@ -19,18 +20,18 @@ export function App() {
     <LocationProvider>
       <Layout>
         <Router>
-          <Route path="/console/" component={OverviewPage} />
-          <Route path="/console/webhooks" component={WebhooksPage} />
-          <Route path="/console/webhooks/new" component={CreateWebhookPage} />
-          <Route path="/console/webhooks/:id/edit" component={EditWebhookPage} />
-          <Route path="/console/secret" component={SharedSecretPage} />
-          <Route path="/console/api-keys" component={ApiKeysPage} />
-          {/* The webhook's pages match any id: fixed paths such as /console/webhooks/new go above them. */}
-          <Route path="/console/webhooks/:id" component={WebhookPages} />
-          <Route path="/console/webhooks/:id/addresses" component={WebhookPages} />
-          <Route path="/console/webhooks/:id/deliveries" component={WebhookPages} />
-          <Route path="/console/webhooks/:id/backfills" component={WebhookPages} />
-          <Route path="/console/webhooks/:id/deliveries/:messageId" component={DeliveryPage} />
+          <Route path={paths.overview} component={OverviewPage} />
+          <Route path={paths.webhooks} component={WebhooksPage} />
+          <Route path={paths.newWebhook} component={CreateWebhookPage} />
+          <Route path={routePattern('webhooks/:id/edit')} component={EditWebhookPage} />
+          <Route path={paths.secret} component={SharedSecretPage} />
+          <Route path={paths.apiKeys} component={ApiKeysPage} />
+          {/* The webhook's pages match any id: fixed paths such as webhooks/new go above them. */}
+          <Route path={routePattern('webhooks/:id')} component={WebhookPages} />
+          <Route path={routePattern('webhooks/:id/addresses')} component={WebhookPages} />
+          <Route path={routePattern('webhooks/:id/deliveries')} component={WebhookPages} />
+          <Route path={routePattern('webhooks/:id/backfills')} component={WebhookPages} />
+          <Route path={routePattern('webhooks/:id/deliveries/:messageId')} component={DeliveryPage} />
           <Route default component={NotFound} />
         </Router>
       </Layout>

@@ -8,6 +8,8 @@ export const formatHour = (ms: number) => hourFormat.format(new Date(ms));
 export const formatCount = (value: number) => integer.format(value);
 /** A count with its noun agreeing: "1 address", "25,000 addresses". */
 export const formatCounted = (value: number, one: string, many: string) => `${formatCount(value)} ${value === 1 ? one : many}`;
+/** A refresh interval as a page states it: "every 15 s". */
+export const formatInterval = (ms: number) => `${formatCount(ms / 1000)} s`;
 export const formatDuration = (ms: number | undefined) => (ms === undefined ? '—' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`);
 
 /** How long ago, in words a person reads at a glance ("3 min ago"). */

@@ -1,4 +1,9 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiFailure } from './api/client';
+import { formatInterval } from './format';
+
+/** A load that has not answered by then is given up (and aborted), so that a slow API never leaves a page waiting for good. */
+export const LOAD_TIMEOUT_MS = 30_000;
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -9,29 +14,43 @@ export interface Loaded<T> {
 }
 
 /**
- * Loads `load()` when a dependency changes, and again every `refreshMs` while the page is visible.
- * An answer that arrives after a newer load started is dropped.
+ * Loads `load()` when a dependency changes, and again `refreshMs` after each load ends while the page
+ * is visible: one load at a time, however slow the API is. `load` gets a signal to pass to the API
+ * call: a load is aborted when a newer one starts, when it takes longer than LOAD_TIMEOUT_MS, and when
+ * the page is left. An answer that arrives after a newer load started is dropped.
  */
-export function useLoad<T>(load: () => Promise<T>, dependencies: unknown[], options: { refreshMs?: number } = {}): Loaded<T> {
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, dependencies: unknown[], options: { refreshMs?: number } = {}): Loaded<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<unknown>();
   const [loading, setLoading] = useState(true);
   const generation = useRef(0);
+  const running = useRef<AbortController | undefined>(undefined);
   const loadRef = useRef(load);
   loadRef.current = load;
 
   const reload = useCallback(async () => {
     const mine = ++generation.current;
+    running.current?.abort();
+    const controller = new AbortController();
+    running.current = controller;
+    const timer = setTimeout(() => controller.abort(), LOAD_TIMEOUT_MS);
+    // Given up on abort even when the load does not pass the signal on.
+    const givenUp = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
     setLoading(true);
     try {
-      const value = await loadRef.current();
+      const value = await Promise.race([loadRef.current(controller.signal), givenUp]);
       if (mine !== generation.current) return;
       setData(value);
       setError(undefined);
     } catch (failure) {
-      if (mine === generation.current) setError(failure);
+      if (mine !== generation.current) return;
+      setError(controller.signal.aborted ? new ApiFailure(0, `The service did not answer within ${formatInterval(LOAD_TIMEOUT_MS)}.`, 'Timeout') : failure);
     } finally {
-      if (mine === generation.current) setLoading(false);
+      clearTimeout(timer);
+      if (mine === generation.current) {
+        running.current = undefined;
+        setLoading(false);
+      }
     }
   }, []);
 
@@ -40,6 +59,8 @@ export function useLoad<T>(load: () => Promise<T>, dependencies: unknown[], opti
     void reload();
     return () => {
       generation.current += 1;
+      running.current?.abort();
+      running.current = undefined;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, dependencies);
@@ -47,10 +68,18 @@ export function useLoad<T>(load: () => Promise<T>, dependencies: unknown[], opti
   const { refreshMs } = options;
   useEffect(() => {
     if (!refreshMs) return;
-    const timer = setInterval(() => {
-      if (document.visibilityState === 'visible') void reload();
-    }, refreshMs);
-    return () => clearInterval(timer);
+    let timer: ReturnType<typeof setTimeout>;
+    let stopped = false;
+    // The next refresh is counted from the end of the last load, never stacked on one still running.
+    const refresh = async () => {
+      if (document.visibilityState === 'visible' && !running.current) await reload();
+      if (!stopped) timer = setTimeout(() => void refresh(), refreshMs);
+    };
+    timer = setTimeout(() => void refresh(), refreshMs);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
   }, [refreshMs, reload]);
 
   return { data, error, loading, reload };

@@ -31,7 +31,7 @@ interface ConsoleFile {
 const METHODS = ['GET', 'HEAD'];
 
 /**
- * The console (console/dist, built by console-build.ts), served without an API key as CloudFront
+ * The console (console/dist, built by infra/console-build.ts), served without an API key as CloudFront
  * serves it on AWS (infra/console-hosting.ts): `/` and `/console` redirect to `/console/`; files
  * under `/console/assets/` (hashed names) are cached for good; any other extensionless path is a
  * page of the single-page app, answered with index.html. Files are looked up by name among those the

@@ -17,7 +17,7 @@ import { openApiDocument } from '../../lib/openapi/document';
 import { HEALTH_CHECK, type Route } from '../../lib/routes';
 import { apiReference } from './api-reference';
 import { consoleAssets } from './console-assets';
-import { CONSOLE_DIST } from './console-build';
+import { CONSOLE_DIST } from '../console-build';
 import { boundConnections, timeoutOptions } from './gateway-connections';
 import { logRequest, logsRequests } from './local-logger';
 import { readBoundedBody } from './request-body';

@@ -8,7 +8,7 @@ import { routeList } from '../../lib/routes';
 import { readKeyFile, writeKeyFile } from './key-file';
 import { startDynamoDbProcess, type DynamoDbProcess, type StoreExit } from './dynamodb-process';
 import { ensureTable, portInUse, startEmbeddedDynamoDb, type EmbeddedDynamoDbOptions } from './embedded-dynamodb';
-import { ensureConsoleBuilt } from './console-build';
+import { ensureConsoleBuilt } from '../console-build';
 import { createLocalGateway } from './gateway';
 import { startBackgroundProcess, type BackgroundProcess } from './background-process';
 import { startGatewayProcesses, type GatewayProcesses } from './gateway-processes';

@@ -163,7 +163,7 @@ export async function attemptDelivery(
   // Before the failure is recorded: a crash in between leaves the message to be attempted again
   // (and held, its webhook inactive), never a failure recorded without its deactivation.
   if (deactivate) {
-    await updateWebhookItem(message.account, message.webhookId, { status: 'inactive' });
+    await updateWebhookItem(message.account, message.webhookId, { status: 'inactive' }, { at: Date.now(), by: 'delivery', reason: deactivate });
     log.warn('webhook deactivated', { account: message.account, webhookId: message.webhookId, messageId: message.messageId, reason: deactivate });
   }
   const recorded = await recordAttempt(message, claimedUntil, attempt, result);
@@ -195,6 +195,7 @@ function countedOutcome(result: AttemptResult, recorded: boolean, delivered: boo
   return delivered ? 'succeeded' : 'pending';
 }
 
+/** What the attempt leaves its message and, when it deactivates the webhook, why in words (the webhook keeps it). */
 function resultOf(
   message: Message,
   attempt: Attempt,
@@ -205,9 +206,10 @@ function resultOf(
   const finished = (status: 'succeeded' | 'failed') => ({ status, expiresAt: retentionEndOf(message.createdAt) });
   if (outcome.delivered) return { result: finished('succeeded') };
   if (attempt.trigger === 'manual') return { result: finished('failed') };
+  // Its error ("HTTP 410") would repeat the reason.
   if (outcome.statusCode === 410) return { result: finished('failed'), deactivate: 'the receiver answered 410 Gone' };
   const delay = retryDelayMs(settings.retryScheduleSeconds, message.scheduledAttempts + 1, outcome.retryAfterSeconds);
-  if (delay === undefined) return { result: finished('failed'), deactivate: 'a message failed its last attempt' };
+  if (delay === undefined) return { result: finished('failed'), deactivate: `a message failed its last attempt: ${attempt.error ?? 'no error recorded'}` };
   const nextAttemptAt = now + delay;
   return { result: { status: 'pending', nextAttemptAt, sweepAt: nextAttemptAt + sweepGraceMs() } };
 }

@@ -89,7 +89,7 @@ export const FAILING_WEBHOOKS_KEPT = 50;
 /** How long an entry waits in a busy dispatcher before it is written: what a dispatcher retired by Lambda can lose. */
 export const FLUSH_AFTER_MS = 10_000;
 /** Entries kept at most while writes fail; past it the oldest are dropped (and logged). */
-export const MAX_BUFFERED_ENTRIES = 10_000;
+const MAX_BUFFERED_ENTRIES = 10_000;
 /** Writes under way at once in a flush. */
 const FLUSH_PARALLEL = 8;
 

@@ -13,7 +13,7 @@ type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
 export interface OperationInput<R extends Route> {
   account: string;
   /** The id of the key that made the call, as the authorizer names it in its context (absent only in an event the gateway did not make). */
-  keyId?: string;
+  callerKeyId?: string;
   query: Output<R['query']>;
   path: Output<R['pathParameters']>;
   body: Output<R['body']>;
@@ -59,7 +59,7 @@ function validatedInput<R extends Route>(route: R): ApiMiddleware {
       const keyId = event.requestContext.authorizer?.keyId;
       const input = {
         account,
-        keyId: typeof keyId === 'string' && keyId !== '' ? keyId : undefined,
+        callerKeyId: typeof keyId === 'string' && keyId !== '' ? keyId : undefined,
         query: validated(route.query, queryParameters(event), 'query parameter'),
         path: validated(route.pathParameters, event.pathParameters ?? {}, 'path parameter'),
         body: route.body ? validated(route.body, jsonBody(event), 'body field') : undefined,

@@ -10,7 +10,7 @@ import { pageTokens } from '../page-token';
 import type { ApiKey, ApiKeyList, CreatedApiKey, ListApiKeysQuery } from '../schemas/api-keys';
 import { getApiKeyItem, queryAccountApiKeyPage, queryAccountApiKeysWithId, type ApiKeyPagePosition } from '../store/api-keys';
 import { keyWithId, revokeStoredKey, type ApiKeyRecord, type Revocation } from './api-keys';
-import { createKeyWithGatewayKey, deleteRevokedKeysGatewayKey, usagePlanIdNamed, type UsagePlanPlacement } from './gateway-keys';
+import { createKeyWithGatewayKey, deleteGatewayKeyOf, usagePlanIdNamed, type UsagePlanPlacement } from './gateway-keys';
 
 /**
  * The API's key operations: an account's keys listed, made and revoked by a caller holding one of
@@ -121,7 +121,7 @@ async function withGatewayThrottling<T>(call: () => Promise<T>): Promise<T> {
  * if an earlier revocation left it. Never the account's last key that is not revoked: the key stops
  * being counted, under that condition, before it is marked revoked.
  */
-export async function revokeAccountApiKey(account: string, keyId: string, callerKeyId: string | undefined, apiGateway?: APIGatewayClient): Promise<ApiKey> {
+export async function revokeAccountApiKey(account: string, callerKeyId: string | undefined, keyId: string, apiGateway?: APIGatewayClient): Promise<ApiKey> {
   await callingKey(account, callerKeyId);
   const target = await findAccountKey(account, keyId);
   if (!target) throw keyNotFound(keyId);
@@ -133,7 +133,7 @@ export async function revokeAccountApiKey(account: string, keyId: string, caller
   const revocation: Revocation | undefined = await revokeStoredKey(target.keyHash);
   if (!revocation) throw keyNotFound(keyId);
   try {
-    await withGatewayThrottling(() => deleteRevokedKeysGatewayKey(revocation, apiGateway));
+    await withGatewayThrottling(() => deleteGatewayKeyOf(revocation, apiGateway));
   } catch (error) {
     // An API Gateway key made before keys were tagged with their stage, which this function may not delete:
     // it authorizes nothing once its key is revoked; the operator's keys CLI deletes it (docs/api-keys.md).

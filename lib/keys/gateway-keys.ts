@@ -124,6 +124,6 @@ export async function createKeyWithGatewayKey(
  * key was revoked before (an earlier revocation cut short between the two). Undefined when the key
  * has none; false when it was already gone.
  */
-export async function deleteRevokedKeysGatewayKey({ record }: Revocation, apiGateway?: APIGatewayClient): Promise<boolean | undefined> {
+export async function deleteGatewayKeyOf({ record }: Revocation, apiGateway?: APIGatewayClient): Promise<boolean | undefined> {
   return record.apiGatewayKeyId === undefined ? undefined : deleteGatewayKey(record.apiGatewayKeyId, apiGateway);
 }

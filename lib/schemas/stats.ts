@@ -1,21 +1,28 @@
 import * as z from './zod';
+import { runtimeConfig } from '../config/runtime';
 import { webhookStatus } from './fields';
 import { endpointState } from './deliveries';
 
-/** Statistics are kept as long as the delivery log: 30 days of hours. */
-export const MAX_STATS_HOURS = 720;
+/** Statistics are kept as long as the delivery log (delivery.retentionDays): a window reaches that far back at most, in whole hours. */
+const maxStatsHours = () => Math.max(1, Math.floor(runtimeConfig().delivery.retentionDays * 24));
 export const DEFAULT_STATS_HOURS = 24;
-
-const hoursMessage = `must be a whole number of hours from 1 to ${MAX_STATS_HOURS}`;
 
 export const statsQuery = z.strictObject({
   hours: z
     .string()
-    .regex(/^[0-9]{1,4}$/, { error: hoursMessage })
-    .transform(Number)
-    .pipe(z.number().int().min(1, { error: hoursMessage }).max(MAX_STATS_HOURS, { error: hoursMessage }))
+    .transform((value, ctx) => {
+      const max = maxStatsHours();
+      const hours = /^[0-9]{1,9}$/.test(value) ? Number(value) : 0;
+      if (hours >= 1 && hours <= max) return hours;
+      ctx.addIssue({ code: 'custom', message: `must be a whole number of hours from 1 to ${max}` });
+      return z.NEVER;
+    })
     .default(DEFAULT_STATS_HOURS)
-    .meta({ type: 'integer', minimum: 1, maximum: MAX_STATS_HOURS, description: 'How many hours back, the current one included' }),
+    .meta({
+      type: 'integer',
+      minimum: 1,
+      description: "How many hours back, the current one included: at most the stage's delivery retention in hours (720 with its default of 30 days)",
+    }),
 });
 export type StatsQuery = z.infer<typeof statsQuery>;
 
@@ -48,14 +55,23 @@ const statsWindow = {
   totals: attemptCounts.describe('The whole window'),
 };
 
+const attemptFailure = z.object({ at: z.number().int(), error: z.string(), statusCode: z.number().int().optional() });
+
+export const deactivation = z
+  .object({
+    at: z.number().int().describe('Milliseconds since the epoch'),
+    by: z.enum(['caller', 'delivery']).describe('caller: a call to the API (DELETE without permanent, or PATCH status inactive); delivery: the service, after a failure'),
+    reason: z.string().describe("Why, in words: for delivery, the receiver's 410 Gone or a message out of retries, with that attempt's error"),
+  })
+  .describe('When and why the webhook was last made inactive; absent while it is active, and for webhooks made inactive before this was kept');
+export type Deactivation = z.infer<typeof deactivation>;
+
 export const webhookStats = z.object({
   webhookId: z.string(),
   ...statsWindow,
-  lastFailure: z
-    .object({ at: z.number().int(), error: z.string(), statusCode: z.number().int().optional() })
-    .optional()
-    .describe("The window's last failed attempt"),
+  lastFailure: attemptFailure.optional().describe("The window's last failed attempt"),
   endpoint: endpointState,
+  deactivation: deactivation.optional(),
 });
 export type WebhookStats = z.infer<typeof webhookStats>;
 
@@ -65,8 +81,15 @@ export const failingWebhook = z.object({
   url: z.string(),
   status: webhookStatus,
   failedAttempts: z.number().int().describe("The window's attempts that failed (pending + failed)"),
-  lastFailure: z.object({ at: z.number().int(), error: z.string(), statusCode: z.number().int().optional() }),
+  lastFailure: attemptFailure,
   endpoint: endpointState,
+});
+
+export const inactiveWebhook = z.object({
+  webhookId: z.string(),
+  name: z.string(),
+  url: z.string(),
+  deactivation: deactivation.optional(),
 });
 
 export const accountStats = z.object({
@@ -74,5 +97,13 @@ export const accountStats = z.object({
   failingWebhooks: z
     .array(failingWebhook)
     .describe('Webhooks with a failed attempt in the window, the most recent failure first: at most 25'),
+  webhooks: z
+    .object({ active: z.number().int(), inactive: z.number().int() })
+    .describe(
+      "The account's webhooks by status now. A webhook deleted for good is not counted once its addresses are purged, in the background (seconds; longer for many addresses); until then, and while one is being created, it counts as active",
+    ),
+  inactiveWebhooks: z
+    .array(inactiveWebhook)
+    .describe('The inactive webhooks, the most recently created first (as listWebhooks orders them): at most 25, each with when and why it was made inactive'),
 });
 export type AccountStats = z.infer<typeof accountStats>;

@@ -26,6 +26,17 @@ export async function getAccountUsage(account: string): Promise<AccountUsage | u
   return item && { webhookCount: item.webhookCount, addressCount: item.addressCount, webhooks: item.webhooks };
 }
 
+/**
+ * How many webhooks the account has, created or being created, until deleted for good and purged;
+ * undefined when its usage item does not exist (an account that created none since usage was kept).
+ * Eventually consistent: the item is read whole (billed by its size, some 60-100 bytes a webhook)
+ * for one number.
+ */
+export async function countAccountWebhooks(account: string): Promise<number | undefined> {
+  const item = await getItem({ TableName: tableName(), Key: accountUsageKey(account), ProjectionExpression: 'webhookCount' });
+  return item?.webhookCount;
+}
+
 /** Creates the item, unless it exists, counting the webhooks the account already has (made before usage was kept). */
 export async function createAccountUsage(account: string): Promise<void> {
   const { items } = await queryAllItems({

@@ -53,14 +53,20 @@ const COUNTERS = ['attempts', 'succeeded', 'pending', 'failed'] as const;
 const LATENCY_PREFIX = 'ms_';
 
 /**
+ * How every counts write's UpdateExpression begins (each counts at least one attempt): what the
+ * bench's cost figure tells the statistics' writes by.
+ */
+export const STATS_COUNTS_UPDATE_START = 'ADD attempts';
+
+/**
  * The hour's items are written only with ADD (the counts) and SET (expiry, last failure): what
  * several dispatchers flush for one hour at once adds up, whatever the order.
  */
 function countsUpdate(hour: number, counts: HourCounts): { add: string[]; set: string[]; values: Item } {
   const add: string[] = [];
-  const values: Item = { ':expiresAt': retentionEndOf(hour + HOUR_MS) };
+  const values: Item = { ':expiresAt': retentionEndOf(hour + HOUR_MS), ':attempts': counts.attempts };
   for (const name of COUNTERS) {
-    if (counts[name] === 0) continue;
+    if (name === 'attempts' || counts[name] === 0) continue;
     add.push(`${name} :${name}`);
     values[`:${name}`] = counts[name];
   }
@@ -94,7 +100,7 @@ async function addHourCounts(key: TableKey, hour: number, counts: HourCounts, pa
     updateItem({
       TableName: tableName(),
       Key: key,
-      UpdateExpression: `ADD ${[...add, ...(withPart?.add ? [withPart.add] : [])].join(', ')} SET ${[...set, ...(withPart?.set ? [withPart.set] : [])].join(', ')}`,
+      UpdateExpression: `${[`${STATS_COUNTS_UPDATE_START} :attempts`, ...add, ...(withPart?.add ? [withPart.add] : [])].join(', ')} SET ${[...set, ...(withPart?.set ? [withPart.set] : [])].join(', ')}`,
       ...(withPart
         ? {
             ConditionExpression: withPart.condition,
@@ -122,10 +128,10 @@ export async function addWebhookHourCounts(ref: { account: string; webhookId: st
 
 /**
  * Adds counts to the account's hour, and up to `keep` of `failing.webhookIds` to its set of the
- * webhooks that failed in it while that set holds fewer than `keep`: so it holds every webhook that failed in the
- * hour, or at least `keep` of them and fewer than 2 × `keep` (a set of all of them made items of
- * 100 KB, each write billed for the whole item). `failingSetFull`: the set held `keep` already, and
- * the webhooks were not added.
+ * webhooks that failed in it while that set holds fewer than `keep`: so it holds every webhook that
+ * failed in the hour, or at least `keep` of them and fewer than 2 × `keep`. Bounded because every
+ * write is billed for the whole item: a set of all of an account's webhooks could reach 100 KB.
+ * `failingSetFull`: the set held `keep` already, and the webhooks were not added.
  */
 export async function addAccountHourCounts(
   ref: { account: string; hour: number },
@@ -157,8 +163,8 @@ function countsOf(item: Item): HourCounts {
 }
 
 /**
- * The hours from `first` to `last` (their starts) that have an item, oldest first: at most 720 small
- * items, with only `attributes` (and `sk`) when they are named.
+ * The hours from `first` to `last` (their starts) that have an item, oldest first: small items, at
+ * most one per hour of the retention, with only `attributes` (and `sk`) when they are named.
  */
 async function queryHours(key: (hour: number) => TableKey, first: number, last: number, attributes?: string[]): Promise<Item[]> {
   const { from, to } = statsHourRange(first, last);

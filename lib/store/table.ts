@@ -164,7 +164,7 @@ export const hourOfStatsSortKey = (sk: string) => Number(sk.slice(STATS_HOUR_SOR
 
 /** Where the store has no TTL (locally): statistics items in gsi3 by their expiry, for the local sweep to delete them. */
 export const STATS_EXPIRY_PARTITION = 'EXPIRES#STATS';
-export const statsExpiryIndexKey = (at: number) => ({ gsi3pk: STATS_EXPIRY_PARTITION, gsi3sk: `${String(Math.max(0, Math.floor(at))).padStart(15, '0')}#STATS` });
+export const statsExpiryIndexKey = (at: number) => ({ gsi3pk: STATS_EXPIRY_PARTITION, gsi3sk: timeKey(at, 'STATS') });
 
 /** Whose attempt slots: an account's (all its attempts), or with `host` its attempts to one resolved address. */
 export interface SlotPool {
@@ -226,7 +226,8 @@ export const messageStatusPartition = (account: string, webhookId: string, statu
  */
 export const dueIndexShards = () => runtimeConfig().delivery.dueIndexShards;
 const shardOf = (messageId: string) => parseInt(messageId.slice(-3), 16) % dueIndexShards();
-const timeKey = (ms: number, messageId: string) => `${String(Math.max(0, Math.floor(ms))).padStart(15, '0')}#${messageId}`;
+/** A gsi3 sort key: the time, then what is due or expires then (a message's id, or STATS). */
+const timeKey = (ms: number, what: string) => `${String(Math.max(0, Math.floor(ms))).padStart(15, '0')}#${what}`;
 
 const duePartition = (shard: number) => `DUE#${shard}`;
 const expiresPartition = (shard: number) => `EXPIRES#${shard}`;

@@ -1,16 +1,21 @@
 import type { WebhookStatus } from '../schemas/fields';
+import type { Deactivation } from '../schemas/stats';
 import type { Webhook } from '../schemas/webhook';
 import { readItems } from './batch';
 import { tableName } from './client';
 import { unlessConditionFails } from './conditional-write';
-import { deleteItem, getItem, queryUntilFull, updateItem, type Item } from './items';
+import { deleteItem, getItem, queryPages, queryUntilFull, updateItem, type Item } from './items';
 import { GSI1, GSI2, inactiveWebhooksPartition, TABLE_KEYS, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusIndexKey } from './table';
 
+/**
+ * `deactivation`: while the webhook is inactive, when and why it was made so, for the statistics
+ * (the Webhook API's shape, the hosted contract's, has no such field).
+ */
 type WebhookItem = Webhook &
   ReturnType<typeof webhookKey> &
-  ReturnType<typeof webhookStatusIndexKey> & { addressCount: number; inactivePartition: string };
+  ReturnType<typeof webhookStatusIndexKey> & { addressCount: number; inactivePartition: string; deactivation?: Deactivation };
 
-/** The webhook as the API shows it: exactly the spec's fields, in the spec's order (no keys). */
+/** The webhook as the API shows it: exactly the spec's fields, in the spec's order (no keys, no deactivation). */
 export function toWebhook(item: Item): Webhook {
   const { id, url, chainId, status, createdAt, name, description, eventType, metadata, includeInternalTxs, includeLogs } =
     item as unknown as Webhook;
@@ -51,15 +56,33 @@ export function webhookItem(account: string, webhook: Webhook, addressCount: num
   return item;
 }
 
+const readWebhookItem = (account: string, id: string) => getItem({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true });
+
 export async function getWebhookItem(account: string, id: string): Promise<Webhook | undefined> {
-  const item = await getItem({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true });
+  const item = await readWebhookItem(account, id);
   return item && toWebhook(item);
+}
+
+/** A webhook with, while it is inactive, when and why it was made so (absent when that was not kept). */
+export interface WebhookWithDeactivation {
+  webhook: Webhook;
+  deactivation?: Deactivation;
+}
+
+function withDeactivation(item: Item): WebhookWithDeactivation {
+  const webhook = toWebhook(item);
+  const deactivation = webhook.status === 'inactive' ? (item.deactivation as Deactivation | undefined) : undefined;
+  return deactivation ? { webhook, deactivation } : { webhook };
+}
+
+export async function getWebhookWithDeactivation(account: string, id: string): Promise<WebhookWithDeactivation | undefined> {
+  const item = await readWebhookItem(account, id);
+  return item && withDeactivation(item);
 }
 
 /** The chain of the account's webhook, read consistently from its item; undefined when it does not exist. */
 export async function webhookChainId(account: string, id: string): Promise<string | undefined> {
-  const item = await getItem({ TableName: tableName(), Key: webhookKey(account, id), ConsistentRead: true });
-  return item?.chainId;
+  return (await readWebhookItem(account, id))?.chainId;
 }
 
 /**
@@ -82,11 +105,16 @@ export async function readWebhookItems(
   return { webhooks, damaged, requests };
 }
 
-/** Field values to set; `metadata.addresses` style keys set one metadata field. Returns undefined when absent. */
+/**
+ * Field values to set; `metadata.addresses` style keys set one metadata field. Returns undefined when
+ * absent. Made inactive, the webhook keeps `deactivation` (one already kept stays: the webhook was
+ * inactive already); made active, it forgets it.
+ */
 export async function updateWebhookItem(
   account: string,
   id: string,
   changes: Record<string, unknown>,
+  deactivation?: Deactivation,
 ): Promise<Webhook | undefined> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
@@ -105,19 +133,23 @@ export async function updateWebhookItem(
   const status = changes.status as WebhookStatus | undefined;
   if (status) set(GSI1.partitionKey, webhookStatusIndexKey(account, status, id).gsi1pk);
   // In gsi2 while inactive, which the matcher reads; the partition is the item's own, per chain.
-  let inactiveIndex = '';
+  const removals: string[] = [];
   if (status === 'inactive') {
     names['#gsi2pk'] = GSI2.partitionKey;
     assignments.push('#gsi2pk = inactivePartition');
+    if (deactivation) {
+      values[':deactivation'] = deactivation;
+      assignments.push('deactivation = if_not_exists(deactivation, :deactivation)');
+    }
   } else if (status === 'active') {
     names['#gsi2pk'] = GSI2.partitionKey;
-    inactiveIndex = ' REMOVE #gsi2pk';
+    removals.push('#gsi2pk', 'deactivation');
   }
   const updated = await unlessConditionFails(
     updateItem({
       TableName: tableName(),
       Key: webhookKey(account, id),
-      UpdateExpression: `SET ${assignments.join(', ')}${inactiveIndex}`,
+      UpdateExpression: `SET ${assignments.join(', ')}${removals.length > 0 ? ` REMOVE ${removals.join(', ')}` : ''}`,
       ConditionExpression: existsCondition,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
@@ -174,4 +206,39 @@ export async function queryWebhooks({ account, status, limit, afterId }: Webhook
     limit,
   );
   return { webhooks: items.map(toWebhook), itemsRead, requests };
+}
+
+/** The account's webhooks of one status in gsi1, newest first. */
+const statusPartitionQuery = (account: string, status: WebhookStatus) => ({
+  TableName: tableName(),
+  IndexName: GSI1.indexName,
+  KeyConditionExpression: `${GSI1.partitionKey} = :pk AND begins_with(${GSI1.sortKey}, :prefix)`,
+  ExpressionAttributeValues: { ':pk': webhookStatusIndexKey(account, status, '').gsi1pk, ':prefix': WEBHOOK_SORT_KEY_PREFIX },
+  ScanIndexForward: false,
+});
+
+/** How many of the account's webhooks have `status`, from `startKey` on: DynamoDB counts them (Select COUNT) and returns none. */
+async function countWebhooksFrom(account: string, status: WebhookStatus, startKey?: Item): Promise<number> {
+  let count = 0;
+  for await (const page of queryPages({ ...statusPartitionQuery(account, status), Select: 'COUNT' as const, ExclusiveStartKey: startKey })) count += page.scannedCount;
+  return count;
+}
+
+/** How many of the account's webhooks have `status` (gsi1: eventually consistent); each is read, none returned. */
+export const countWebhooksWithStatus = (account: string, status: WebhookStatus) => countWebhooksFrom(account, status);
+
+/**
+ * The account's inactive webhooks, newest first: the first `limit` with when and why each was made
+ * inactive, and how many there are in all (those past `limit` counted, not returned). From gsi1:
+ * eventually consistent.
+ */
+export async function queryInactiveWebhooks(account: string, limit: number): Promise<{ webhooks: WebhookWithDeactivation[]; count: number }> {
+  const items: Item[] = [];
+  let startKey: Item | undefined;
+  for await (const page of queryPages(statusPartitionQuery(account, 'inactive'), limit)) {
+    items.push(...page.items);
+    startKey = page.lastEvaluatedKey;
+  }
+  const beyond = startKey ? await countWebhooksFrom(account, 'inactive', startKey) : 0;
+  return { webhooks: items.map(withDeactivation), count: items.length + beyond };
 }

@@ -11,6 +11,7 @@ import {
   type Webhook,
   type WebhookList,
 } from '../schemas/webhook';
+import type { Deactivation } from '../schemas/stats';
 import { storeNewWebhook } from '../addresses/addresses';
 import { assertChainFollowed } from '../chains/followed-chains';
 import { requestResume } from '../deliveries/resume';
@@ -20,6 +21,9 @@ import { uuidv7Time } from '../uuid';
 import { getWebhookItem, queryWebhooks, toWebhook, updateWebhookItem } from '../store/webhooks';
 
 const notFound = webhookNotFound;
+
+/** A deactivation asked for through the API, as the webhook keeps it for its statistics (a delivery's says what failed). */
+const deactivatedByCaller = (): Deactivation => ({ at: Date.now(), by: 'caller', reason: 'deactivated through the API' });
 
 export async function createWebhook(account: string, input: CreateWebhookInput): Promise<Webhook> {
   assertChainFollowed(input.chainId);
@@ -51,12 +55,13 @@ export async function getWebhook(account: string, id: string): Promise<Webhook> 
 }
 
 /**
- * Activating a webhook also has the messages that waited while it was inactive queued again. A URL
- * at another origin is another endpoint, with its own health (lib/store/endpoint-health.ts).
+ * Activating a webhook also has the messages that waited while it was inactive queued again, and
+ * forgets why it was inactive. A URL at another origin is another endpoint, with its own health
+ * (lib/store/endpoint-health.ts).
  */
 export async function updateWebhook(account: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
   if (input.status === 'active') await requestResume(account, id);
-  const updated = await updateWebhookItem(account, id, webhookChanges(input));
+  const updated = await updateWebhookItem(account, id, webhookChanges(input), input.status === 'inactive' ? deactivatedByCaller() : undefined);
   if (!updated) throw notFound(id);
   return updated;
 }
@@ -67,7 +72,7 @@ export async function updateWebhook(account: string, id: string, input: UpdateWe
  * in the background), and the response shows it as it was.
  */
 export async function deleteWebhook(account: string, id: string, { permanent }: DeleteWebhookQuery): Promise<Webhook> {
-  if (!permanent) return (await updateWebhookItem(account, id, { status: 'inactive' })) ?? Promise.reject(notFound(id));
+  if (!permanent) return (await updateWebhookItem(account, id, { status: 'inactive' }, deactivatedByCaller())) ?? Promise.reject(notFound(id));
   const deleted = await deleteWebhookPermanently(account, id);
   return deleted ? toWebhook(deleted) : Promise.reject(notFound(id));
 }

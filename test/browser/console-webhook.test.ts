@@ -1,5 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { expectNoSeriousViolations } from '../support/axe';
+import { watchPage, type PageWatch } from '../support/console-page';
 import { describeInBrowser, launchChromium } from '../support/browser';
 import { devChainSettings } from '../../lib/config/chains';
 import { backfillCalls } from '../support/backfills';
@@ -7,14 +8,22 @@ import { useDevChain } from '../support/dev-chain';
 import { randomAccount, randomAddress, webhookInput } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { startReceiver, type Receiver } from '../support/receiver';
-import { screenshot } from '../support/screenshots';
+import { screenshotsOf } from '../support/screenshots';
 
 const DEV_CHAIN_ID = '31337';
+const screenshot = screenshotsOf(__filename);
 const chain = useDevChain(DEV_CHAIN_ID);
+/** Lower than the 10 000 the console assumes: it learns this limit from the API's 400. */
+const ADDRESSES_PER_CALL = 4000;
 // A failing message is out of retries in about a second; a backfill of 150 empty blocks runs for
 // seconds, long enough to be seen running and cancelled.
 const service = useLocalService(
-  { DELIVERY_RETRY_SCHEDULE: '0.2,0.4,0.6', DELIVERY_TIMEOUT_SECONDS: '2', BACKFILL_RPC_REQUESTS_PER_SECOND: '10' },
+  {
+    DELIVERY_RETRY_SCHEDULE: '0.2,0.4,0.6',
+    DELIVERY_TIMEOUT_SECONDS: '2',
+    BACKFILL_RPC_REQUESTS_PER_SECOND: '10',
+    MAX_ADDRESSES_PER_CALL: String(ADDRESSES_PER_CALL),
+  },
   () => ({ chains: [devChainSettings(DEV_CHAIN_ID, chain.rpcUrl())] }),
 );
 
@@ -29,7 +38,7 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
   let key: string;
   let webhookId: string;
   let retriedMessageId: string;
-  const problems: string[] = [];
+  let watch: PageWatch;
 
   beforeAll(async () => {
     receiver = await startReceiver(() => (failing ? { status: 500, headers: { 'content-type': 'text/html' }, body: HOSTILE_RESPONSE } : { status: 200 }));
@@ -43,10 +52,7 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
     webhookId = created.body.id;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of (4|5)\d\d/.test(message.text())) problems.push(message.text());
-    });
+    watch = watchPage(page);
     await page.goto(`${service.url()}/console/webhooks/${webhookId}`);
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -55,6 +61,11 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
   afterAll(async () => {
     await browser?.close();
     await receiver?.close();
+  });
+
+  beforeEach(() => watch.expectRefusals());
+  afterEach(() => {
+    expect(watch.problems).toEqual([]);
   });
 
   const tab = (name: string) => page.getByRole('navigation', { name: 'Webhook sections' }).getByRole('link', { name, exact: true });
@@ -81,6 +92,8 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
 
     await page.getByRole('button', { name: 'Deactivate' }).click();
     await page.locator('.webhook-summary .badge-inactive').waitFor();
+    // The settings say when and why, from the webhook's statistics.
+    await properties.getByText(/^Deactivated by a call to the API, .+: /).waitFor();
     await page.getByRole('button', { name: 'Activate' }).click();
     await page.locator('.webhook-summary .badge-active').waitFor();
     expect(await page.getByRole('link', { name: 'Edit' }).getAttribute('href')).toBe(`/console/webhooks/${webhookId}/edit`);
@@ -105,7 +118,8 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
     expect(await page.evaluate(() => (globalThis as any).__injected)).toBeUndefined();
     await lookAt('webhook-delivery');
 
-    // A message out of retries deactivates its webhook: the retry is refused with the API's reason.
+    // A message out of retries deactivates its webhook: the retry is refused (400) with the API's reason.
+    watch.expectRefusals(400);
     await page.getByRole('button', { name: 'Retry now' }).click();
     await page.getByRole('alert').filter({ hasText: 'is inactive' }).waitFor();
     expect((await service.call('PATCH', `/v1/webhooks/${webhookId}`, { key, body: { status: 'active' } })).status).toBe(200);
@@ -139,7 +153,14 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
     await page.getByRole('status').filter({ hasText: '0 failed messages queued again.' }).waitFor();
   }, 60_000);
 
-  it('adds addresses from a file in calls of 10 000 with progress, skipping what is not an address, and removes pasted ones', async () => {
+  it("adds addresses from a file in calls of the stage's limit with progress, skipping what is not an address, and removes pasted ones", async () => {
+    // The first call, of 10 000, is refused with the 400 naming the stage's limit; the rest go in calls of it.
+    watch.expectRefusals(400);
+    const callSizes: number[] = [];
+    const countCall = (request: Request) => {
+      if (request.method() === 'PATCH' && request.url().endsWith('/addresses')) callSizes.push(JSON.parse(request.postData()!).addresses.length);
+    };
+    page.on('request', countCall);
     await tab('Addresses').click();
     await page.getByText('1 address in all.').waitFor();
     const addresses = Array.from({ length: 10_050 }, () => randomAddress());
@@ -151,6 +172,8 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
     await page.getByRole('status').filter({ hasText: 'Added 10,050 addresses' }).waitFor({ timeout: 150_000 });
     expect(await page.getByLabel('Progress').getAttribute('value')).toBe('10050');
     await page.getByText('10,051 addresses in all, 100 a page.').waitFor();
+    page.off('request', countCall);
+    expect(callSizes).toEqual([10_000, ADDRESSES_PER_CALL, ADDRESSES_PER_CALL, 10_050 - 2 * ADDRESSES_PER_CALL]);
     await lookAt('webhook-addresses');
 
     await page.getByLabel('Addresses to add or remove').fill(`${addresses[0]}, ${addresses[1]}\n${addresses[0]}`);
@@ -160,6 +183,7 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
   }, 200_000);
 
   it("asks for a backfill on a chain without a checkpoint and shows the API's refusal", async () => {
+    watch.expectRefusals(400);
     await tab('Backfills').click();
     await page.getByText('No backfills yet.').waitFor();
     await page.getByLabel('From block').fill('1');
@@ -168,6 +192,7 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
   }, 60_000);
 
   it('starts a backfill on the dev chain, shows a 400 beside its field, watches it run and cancels it', async () => {
+    watch.expectRefusals(400);
     await chain.rpc('anvil_mine', ['0xc8']);
     const checkpoint = await backfillCalls(service, DEV_CHAIN_ID).checkpointAtLeast(200);
     const created = await service.call('POST', '/v1/webhooks', { key, body: webhookInput({ url: receiver.url, chainId: DEV_CHAIN_ID, name: 'Dev chain' }) });
@@ -193,6 +218,5 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
     await page.getByRole('button', { name: `Cancel backfill ${backfillId}` }).click();
     await page.locator('tbody .badge-cancelled').waitFor();
     expect(await page.getByRole('button', { name: `Cancel backfill ${backfillId}` }).count()).toBe(0);
-    expect(problems).toEqual([]);
   }, 90_000);
 });

@@ -1,12 +1,14 @@
 import type { Browser, Page } from 'playwright-core';
 import { expectNoSeriousViolations } from '../support/axe';
+import { watchPage, type PageWatch } from '../support/console-page';
 import { describeInBrowser, launchChromium } from '../support/browser';
 import { randomAccount, randomAddress, randomChecksummedAddress, withChecksumTypo, webhookInput } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { startReceiver } from '../support/receiver';
-import { screenshot } from '../support/screenshots';
+import { screenshotsOf } from '../support/screenshots';
 
 const service = useLocalService();
+const screenshot = screenshotsOf(__filename);
 
 const WEBHOOK_PAGE = /\/console\/webhooks\/([0-9a-f-]{36})$/;
 
@@ -14,7 +16,7 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
   let browser: Browser;
   let page: Page;
   let key: string;
-  const problems: string[] = [];
+  let watch: PageWatch;
 
   /** 26 webhooks, one of them inactive: more than a page of the list (25). */
   const created: { id: string; name: string }[] = [];
@@ -33,10 +35,7 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
 
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of (4|5)\d\d/.test(message.text())) problems.push(message.text());
-    });
+    watch = watchPage(page);
     await page.goto(`${service.url()}/console/`);
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -46,8 +45,9 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
     await browser?.close();
   });
 
+  beforeEach(() => watch.expectRefusals());
   afterEach(() => {
-    expect(problems).toEqual([]);
+    expect(watch.problems).toEqual([]);
   });
 
   async function lookAt(name: string) {
@@ -71,6 +71,7 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
     const inactiveLink = section('Inactive webhooks').getByRole('link', { name: inactive.name, exact: true });
     await inactiveLink.waitFor();
     expect(await inactiveLink.getAttribute('href')).toBe(`/console/webhooks/${inactive.id}`);
+    await section('Inactive webhooks').getByText(/^Deactivated by a call to the API, .+: /).waitFor();
     await section('Followed chains').getByRole('rowheader', { name: /\(43114\)/ }).waitFor();
     expect(await page.locator('main b').count()).toBe(0);
     await lookAt('overview-blocks');
@@ -95,9 +96,20 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
     await page.getByRole('link', { name: created[25]!.name, exact: true }).waitFor({ state: 'detached' });
     expect(await rows.count()).toBe(1);
     expect(await page.getByRole('button', { name: 'Next page' }).count()).toBe(0);
+
+    // The filter is in the URL: a reload keeps it, Back goes to the list unfiltered.
+    expect(new URL(page.url()).search).toBe('?status=inactive');
+    await page.reload();
+    await page.getByRole('link', { name: inactive.name, exact: true }).waitFor();
+    expect(await page.getByLabel('Status').inputValue()).toBe('inactive');
+    expect(await rows.count()).toBe(1);
+    await page.goBack();
+    await page.getByRole('link', { name: created[25]!.name, exact: true }).waitFor();
+    expect(await page.getByLabel('Status').inputValue()).toBe('');
   }, 60_000);
 
   it("shows the API's 400 messages beside the fields they name, then creates the webhook and opens its page", async () => {
+    watch.expectRefusals(400);
     await page.goto(`${service.url()}/console/webhooks`);
     await page.getByRole('link', { name: 'Create webhook' }).click();
     await page.getByRole('heading', { level: 1, name: 'Create a webhook' }).waitFor();
@@ -143,6 +155,7 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
   }, 60_000);
 
   it('edits a webhook, sending only the fields that changed', async () => {
+    watch.expectRefusals(400);
     const { id, name } = created[5]!;
     await page.goto(`${service.url()}/console/webhooks/${id}/edit`);
     await page.getByRole('heading', { level: 1, name: `Edit ${name}` }).waitFor();
@@ -189,6 +202,11 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
     await confirm.click();
     await page.waitForURL(`${service.url()}/console/webhooks`);
     await page.getByRole('status').getByText(`Webhook ${name} was deleted for good.`).waitFor();
+    // The notice came with the history entry, not in the URL: shown once, not again on reload.
+    expect(new URL(page.url()).search).toBe('');
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+    expect(await page.getByText(`Webhook ${name} was deleted for good.`).count()).toBe(0);
     expect((await service.call('GET', `/v1/webhooks/${id}`, { key })).status).toBe(404);
   }, 60_000);
 

@@ -4,11 +4,12 @@ import path from 'node:path';
 import type { Browser, Page, Response } from 'playwright-core';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../infra/console-headers';
 import { expectNoSeriousViolations } from '../support/axe';
+import { nothingLoading, watchPage } from '../support/console-page';
 import { describeInBrowser, launchChromium } from '../support/browser';
 import { DEV_ACCOUNT, sendTransaction } from '../support/dev-chain';
 import { devChainUrl, freePort, startNpmStart, stopAfterAll, type NpmStart } from '../support/npm-start';
 import { startReceiver, type Receiver } from '../support/receiver';
-import { screenshot } from '../support/screenshots';
+import { screenshotsOf } from '../support/screenshots';
 import { useTempDir } from '../support/temp-dir';
 
 const DEV_CHAIN_ID = '31337';
@@ -17,6 +18,7 @@ const ADDRESSES_IN_FILE = 25_000;
 const DELIVERY_SHOWS_WITHIN_MS = 30_000;
 
 const temp = useTempDir('webhooks-console-');
+const screenshot = screenshotsOf(__filename);
 let running: NpmStart | undefined;
 let receiver: Receiver | undefined;
 /** What the receiver answers: the test makes it fail, then recover. */
@@ -30,24 +32,11 @@ const randomAddress = () => `0x${randomBytes(20).toString('hex')}`;
 /** An API key's id: the first 12 hex digits of its SHA-256 (lib/keys). */
 const keyIdOf = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 12);
 
-/** Everything a page reported that a user would not want: console errors, uncaught exceptions, CSP refusals. */
-function watchPage(page: Page, requests: string[], problems: string[]) {
-  page.on('request', (request) => requests.push(request.url()));
-  page.on('pageerror', (error) => problems.push(`uncaught: ${error.message}`));
-  page.on('console', (message) => {
-    // The wrong key's sign-in is refused on purpose: Chromium logs the 401 it answers.
-    if (message.type() === 'error' && !/the server responded with a status of 401/.test(message.text())) problems.push(message.text());
-  });
-}
-
 /** The page's h1 is shown and nothing on it is still loading: ready to be looked at. */
 async function settled(page: Page, title: string | RegExp) {
   await page.getByRole('heading', { level: 1, name: title }).waitFor();
   await nothingLoading(page);
 }
-
-/** A function, not a string: the CSP refuses the eval that page.waitForFunction would make of a string. */
-const nothingLoading = (page: Page) => page.waitForFunction(() => !(globalThis as any).document.querySelector('main')?.textContent?.includes('Loading'));
 
 /** A screenshot and an accessibility scan of the page as it is now. */
 async function lookAt(page: Page, name: string) {
@@ -73,12 +62,10 @@ describeInBrowser('the console in Chromium, against npm start', () => {
   });
 
   it('signs in, follows a transaction to its delivery, retries a failure, rotates the secret, makes and revokes a key, signs out; every page passes axe and fits 360 px', async () => {
-    const requests: string[] = [];
-    const problems: string[] = [];
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     page.setDefaultTimeout(20_000);
-    watchPage(page, requests, problems);
+    const watch = watchPage(page);
     /** Each page signed in, by its screenshot's name: opened again at 360 px wide at the end. */
     const pages: Record<string, string> = {};
     const lookAtPage = async (name: string) => {
@@ -86,7 +73,8 @@ describeInBrowser('the console in Chromium, against npm start', () => {
       await lookAt(page, name);
     };
 
-    // Sign in: a wrong key first stays at sign-in with the API's message.
+    // Sign in: a wrong key first (its 401 expected) stays at sign-in with the API's message.
+    watch.expectRefusals(401);
     const response = (await page.goto(`${url}/console/`)) as Response;
     expect(response.status()).toBe(200);
     expect(response.headers()['content-security-policy']).toBe(CONSOLE_CONTENT_SECURITY_POLICY);
@@ -101,6 +89,7 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     await page.getByLabel('API key').fill(devKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await settled(page, 'Overview');
+    watch.expectRefusals();
     await lookAtPage('overview');
 
     // Create a webhook on the dev chain with the form, sending to a receiver on loopback.
@@ -237,10 +226,10 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     for (const key of [devKey, wrongKey, newKey]) {
       expect(stored).not.toContain(key);
       expect(cookies).not.toContain(key);
-      expect(requests.filter((requested) => requested.includes(key) || requested.includes(encodeURIComponent(key)))).toEqual([]);
+      expect(watch.requests.filter((requested) => requested.includes(key) || requested.includes(encodeURIComponent(key)))).toEqual([]);
       expect(running!.output()).not.toContain(key);
     }
-    expect(problems).toEqual([]);
+    expect(watch.problems).toEqual([]);
     await context.close();
   }, 150_000);
 });

@@ -112,6 +112,7 @@ describe('delivery statistics', () => {
       expect(stats.hours.find((entry: { hour: number }) => entry.hour === hour)).toEqual({ hour, attempts: attemptsThen, succeeded: attemptsThen, pending: 0, failed: 0, latencyMs: latencyPercentiles(latency) });
     }
     expect(stats).not.toHaveProperty('lastFailure');
+    expect(stats).not.toHaveProperty('deactivation');
     expect(stats.endpoint).toEqual({ status: 'healthy' });
   });
 
@@ -121,6 +122,10 @@ describe('delivery statistics', () => {
     expect(stats.totals).toMatchObject({ attempts: 2, succeeded: 0, pending: 1, failed: 1 });
     expect(stats.lastFailure).toEqual({ at: attempts[1]!.attemptedAt, error: 'HTTP 500', statusCode: 500 });
     expect(stats.endpoint).toMatchObject({ status: 'failing', consecutiveFailures: 2 });
+    // The last failed attempt deactivated the webhook: its statistics say so, with that attempt's error.
+    expect(stats.deactivation).toEqual({ at: expect.any(Number), by: 'delivery', reason: 'a message failed its last attempt: HTTP 500' });
+    expect(stats.deactivation.at).toBeGreaterThanOrEqual(attempts[1]!.attemptedAt);
+    expect(await api.get(key, failing.id)).not.toHaveProperty('deactivation');
   });
 
   it("reports the attempts' latency from the histogram: the bound of each percentile's bucket", async () => {
@@ -151,6 +156,8 @@ describe('delivery statistics', () => {
     expect(stats.failingWebhooks).toEqual([
       { webhookId: failing.id, name: 'failing', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/hook$/), status: 'inactive', failedAttempts: 2, lastFailure: failingStats.lastFailure, endpoint: failingStats.endpoint },
     ]);
+    expect(stats.webhooks).toEqual({ active: 2, inactive: 1 });
+    expect(stats.inactiveWebhooks).toEqual([{ webhookId: failing.id, name: 'failing', url: stats.failingWebhooks[0].url, deactivation: failingStats.deactivation }]);
   });
 
   it("answers 404 for another account's webhook, and for one deleted", async () => {
@@ -168,5 +175,80 @@ describe('delivery statistics', () => {
       const message = expectError(await client.call('GET', path, { key }), 400, 'hours');
       expect(message).toMatch(/1 to 720/);
     }
+  });
+});
+
+describe("the account's webhooks by status, and why each inactive one is", () => {
+  const API_REASON = 'deactivated through the API';
+  let key: string;
+  let active: string;
+  let deleted: string;
+  let patched: string;
+  let gone: string;
+  let startedAt: number;
+
+  beforeAll(async () => {
+    key = await api.newAccountKey();
+    startedAt = Date.now();
+    active = (await api.create(key, { url: 'https://active.example.com/hook', name: 'active' })).id;
+    deleted = (await api.create(key, { url: 'https://deleted.example.com/hook', name: 'deleted' })).id;
+    patched = (await api.create(key, { url: 'https://patched.example.com/hook', name: 'patched' })).id;
+    const goneReceiver = await receiver(410);
+    gone = (await api.create(key, { url: goneReceiver.url, name: 'gone' })).id;
+    expect((await client.call('DELETE', `/v1/webhooks/${deleted}`, { key })).status).toBe(200);
+    expect((await api.patch(key, patched, { status: 'inactive' })).status).toBe(200);
+    await sendTest(key, gone);
+    await when(key, `/v1/webhooks/${gone}`, (webhook) => webhook.status === 'inactive');
+  });
+
+  it('counts the webhooks by status and lists the inactive ones, newest first, each with who deactivated it and why', async () => {
+    const stats = await when(key, '/v1/stats', (body) => body.webhooks.inactive === 3);
+    expect(stats.webhooks).toEqual({ active: 1, inactive: 3 });
+    const byCaller = { at: expect.any(Number), by: 'caller', reason: API_REASON };
+    expect(stats.inactiveWebhooks).toEqual([
+      { webhookId: gone, name: 'gone', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/hook$/), deactivation: { at: expect.any(Number), by: 'delivery', reason: 'the receiver answered 410 Gone' } },
+      { webhookId: patched, name: 'patched', url: 'https://patched.example.com/hook', deactivation: byCaller },
+      { webhookId: deleted, name: 'deleted', url: 'https://deleted.example.com/hook', deactivation: byCaller },
+    ]);
+    for (const { deactivation } of stats.inactiveWebhooks) {
+      expect(deactivation.at).toBeGreaterThanOrEqual(startedAt);
+      expect(deactivation.at).toBeLessThanOrEqual(Date.now());
+    }
+  });
+
+  it("shows the deactivation in the webhook's statistics while it is inactive, never in the Webhook API's shape", async () => {
+    const { inactiveWebhooks } = await when(key, '/v1/stats', (body) => body.webhooks.inactive === 3);
+    const listed = inactiveWebhooks.find((entry: { webhookId: string }) => entry.webhookId === gone);
+    expect((await get(key, `/v1/webhooks/${gone}/stats`)).deactivation).toEqual(listed.deactivation);
+    expect(await get(key, `/v1/webhooks/${active}/stats`)).not.toHaveProperty('deactivation');
+    expect(await api.get(key, gone)).not.toHaveProperty('deactivation');
+    const { webhooks } = await get(key, '/v1/webhooks?status=inactive');
+    for (const webhook of webhooks) expect(webhook).not.toHaveProperty('deactivation');
+  });
+
+  it('keeps the first reason when an inactive webhook is deactivated again', async () => {
+    const before = (await get(key, `/v1/webhooks/${gone}/stats`)).deactivation;
+    expect((await client.call('DELETE', `/v1/webhooks/${gone}`, { key })).status).toBe(200);
+    expect((await get(key, `/v1/webhooks/${gone}/stats`)).deactivation).toEqual(before);
+    expect(before.by).toBe('delivery');
+  });
+
+  it('forgets the deactivation on activation, and keeps a new one when deactivated again', async () => {
+    const first = (await get(key, `/v1/webhooks/${deleted}/stats`)).deactivation;
+    expect((await api.patch(key, deleted, { status: 'active' })).status).toBe(200);
+    expect(await get(key, `/v1/webhooks/${deleted}/stats`)).not.toHaveProperty('deactivation');
+    const stats = await when(key, '/v1/stats', (body) => body.webhooks.inactive === 2);
+    expect(stats.webhooks).toEqual({ active: 2, inactive: 2 });
+    expect(stats.inactiveWebhooks.map((entry: { webhookId: string }) => entry.webhookId)).toEqual([gone, patched]);
+    expect((await api.patch(key, deleted, { status: 'inactive', description: 'off again' })).status).toBe(200);
+    const again = (await get(key, `/v1/webhooks/${deleted}/stats`)).deactivation;
+    expect(again).toEqual({ at: expect.any(Number), by: 'caller', reason: API_REASON });
+    expect(again.at).toBeGreaterThanOrEqual(first.at);
+  });
+
+  it('stops counting a webhook deleted for good once its addresses are purged', async () => {
+    expect((await client.call('DELETE', `/v1/webhooks/${patched}?permanent=true`, { key })).status).toBe(200);
+    const stats = await when(key, '/v1/stats', (body) => body.webhooks.inactive === 2 && body.webhooks.active === 1);
+    expect(stats.inactiveWebhooks.map((entry: { webhookId: string }) => entry.webhookId)).toEqual([gone, deleted]);
   });
 });

@@ -6,7 +6,7 @@ import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CONSOLE_CONTENT_SECURITY_POLICY, CONSOLE_SECURITY_HEADERS, IMMUTABLE_CACHE_CONTROL } from '../../infra/console-headers';
 import { CONSOLE_PATHS_FUNCTION, ConsoleHosting } from '../../infra/console-hosting';
-import { CONSOLE_DIST } from '../../infra/local/console-build';
+import { CONSOLE_DIST } from '../../infra/console-build';
 import { ofType, type Resources } from './stack-template';
 
 /** CloudFront's managed policies, by their fixed ids. */

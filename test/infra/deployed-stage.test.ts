@@ -9,7 +9,8 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createGatewayKey, deleteGatewayKey, describeDeployedStage } from '../../infra/deployed-stage';
+import { describeDeployedStage, usagePlanOf } from '../../infra/deployed-stage';
+import { createGatewayKey, deleteGatewayKey } from '../../lib/keys/gateway-keys';
 import { createKey, revokeKey } from '../../infra/key-commands';
 import { handler as authorizer } from '../../functions/authorizer';
 import { hashApiKey, listApiKeys } from '../../lib/keys/api-keys';
@@ -59,7 +60,7 @@ describe('the keys CLI against a deployed stage', () => {
   it('creates an API Gateway key with the given value and attaches it to the chosen plan', async () => {
     apiGateway.on(CreateApiKeyCommand).resolves({ id: 'gw-key-1' });
     apiGateway.on(CreateUsagePlanKeyCommand).resolves({});
-    const id = await createGatewayKey(deployed, 'unlimited', { value: 'usage-identifier-0123456789', name: 'acme-abc' }, new APIGatewayClient({}));
+    const id = await createGatewayKey(usagePlanOf(deployed, 'unlimited'), { value: 'usage-identifier-0123456789', name: 'acme-abc' }, new APIGatewayClient({}));
     expect(id).toBe('gw-key-1');
     expect(apiGateway.commandCalls(CreateApiKeyCommand)[0]!.args[0].input).toEqual({ name: 'acme-abc', value: 'usage-identifier-0123456789', enabled: true, tags: { stage: 'prod' } });
     expect(apiGateway.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toEqual({ usagePlanId: 'plan-unl', keyId: 'gw-key-1', keyType: 'API_KEY' });
@@ -69,7 +70,7 @@ describe('the keys CLI against a deployed stage', () => {
     apiGateway.on(CreateApiKeyCommand).resolves({ id: 'gw-key-2' });
     apiGateway.on(CreateUsagePlanKeyCommand).rejects(new Error('plan gone'));
     apiGateway.on(DeleteApiKeyCommand).resolves({});
-    await expect(createGatewayKey(deployed, 'standard', { value: 'whk_x', name: 'n' }, new APIGatewayClient({}))).rejects.toThrow('plan gone');
+    await expect(createGatewayKey(usagePlanOf(deployed, 'standard'), { value: 'whk_x', name: 'n' }, new APIGatewayClient({}))).rejects.toThrow('plan gone');
     expect(apiGateway.commandCalls(DeleteApiKeyCommand)[0]!.args[0].input).toEqual({ apiKey: 'gw-key-2' });
   });
 

@@ -1,4 +1,4 @@
-import { ensureConsoleBuilt } from '../../infra/local/console-build';
+import { ensureConsoleBuilt } from '../../infra/console-build';
 
 /**
  * jest's globalSetup: the console built from the current sources before any test file runs, once per

@@ -4,27 +4,34 @@ import type { Page } from 'playwright-core';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-let announced: string | undefined;
+const announced = new Set<string>();
 
 /**
- * Where the browser tests' screenshots go, kept after the run for a person (or CI's artifacts) to
- * look at: SCREENSHOT_DIR, else test-output/console/ under the project root (git-ignored).
- * Created on first use, and named once in the test output.
+ * Where one browser test file's screenshots go, kept after the run for a person (or CI's artifacts) to
+ * look at: <SCREENSHOT_DIR, else test-output/console/ under the project root (git-ignored)>/<the file's
+ * name>/, so that two files never write over each other's. Created on first use, and named once in
+ * the test output.
  */
-export function screenshotDirectory(): string {
-  const directory = path.resolve(process.env.SCREENSHOT_DIR ?? path.join(ROOT, 'test-output', 'console'));
+export function screenshotDirectory(testFile: string): string {
+  const root = path.resolve(process.env.SCREENSHOT_DIR ?? path.join(ROOT, 'test-output', 'console'));
+  const directory = path.join(root, path.basename(testFile).replace(/\.test\.ts$/, ''));
   mkdirSync(directory, { recursive: true });
-  if (announced !== directory) {
-    announced = directory;
+  if (!announced.has(directory)) {
+    announced.add(directory);
     console.log(`Screenshots of the console: ${directory}`);
   }
   return directory;
 }
 
-/** A full-page screenshot named after the page and the viewport's width (`webhooks-1280.png`); returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
-  const width = page.viewportSize()?.width ?? 0;
-  const file = path.join(screenshotDirectory(), `${name}-${width}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  return file;
+/**
+ * The screenshot function of one test file (pass its `__filename`): each a full-page screenshot named
+ * after the page and the viewport's width (`webhooks-1280.png`), answering its path.
+ */
+export function screenshotsOf(testFile: string): (page: Page, name: string) => Promise<string> {
+  return async (page, name) => {
+    const width = page.viewportSize()?.width ?? 0;
+    const file = path.join(screenshotDirectory(testFile), `${name}-${width}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    return file;
+  };
 }

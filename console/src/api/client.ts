@@ -13,12 +13,19 @@ export type Backfill = Schemas['Backfill'];
 export type WebhookStats = Schemas['WebhookStats'];
 export type AccountStats = Schemas['AccountStats'];
 export type StatsHour = WebhookStats['hours'][number];
+/** When and why a webhook was last made inactive. */
+export type Deactivation = NonNullable<WebhookStats['deactivation']>;
+export type InactiveWebhook = AccountStats['inactiveWebhooks'][number];
 export type ApiKey = Schemas['ApiKey'];
 export type Chain = Schemas['ChainInfo'];
 export type NewWebhook = operations['createWebhook']['requestBody']['content']['application/json'];
 export type WebhookChanges = operations['updateWebhook']['requestBody']['content']['application/json'];
 
-/** The addresses one call may add or remove: the local and AWS stages' MAX_ADDRESSES_PER_CALL default. */
+/**
+ * The addresses one call may add or remove, as the console assumes it: the stages' MAX_ADDRESSES_PER_CALL
+ * default, which the API does not publish. A stage configured lower refuses a larger call with a 400
+ * naming its limit, and address-changes.ts goes on in calls of that size.
+ */
 export const ADDRESSES_PER_CALL = 10_000;
 
 export const API_KEY_HEADER = 'x-service-api-key';

@@ -229,7 +229,7 @@ export interface paths {
         };
         /**
          * A webhook's delivery attempts per hour, with their latency
-         * @description The webhook's delivery attempts of the last `hours` hours (24 by default, up to 720: 30 days, as long as the log keeps messages), per hour and in total: how many succeeded, failed and left their message pending another attempt, and their durations' percentiles. Counted as the attempts are made; on AWS a dispatcher writes its counts at most every 10 seconds, so the current hour may lag by that much. With the window's last failure and how the webhook's URL is doing.
+         * @description The webhook's delivery attempts of the last `hours` hours (24 by default, up to as long as the log keeps messages: 720, 30 days, unless the stage keeps them longer or shorter), per hour and in total: how many succeeded, failed and left their message pending another attempt, and their durations' percentiles. Counted as the attempts are made; on AWS a dispatcher writes its counts at most every 10 seconds, so the current hour may lag by that much. With the window's last failure, how the webhook's URL is doing, and, while the webhook is inactive, when and why it was made so (`deactivation`: by a call to the API, or by the service after a 410 Gone or a message out of retries).
          */
         get: operations["getWebhookStats"];
         put?: never;
@@ -248,8 +248,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The account's delivery attempts per hour, and its failing webhooks
-         * @description The delivery attempts of all the account's webhooks in the last `hours` hours (24 by default, up to 720), per hour and in total, counted as `getWebhookStats` counts them; and the webhooks with a failed attempt in the window (at most 25, the most recent failure first), each with that failure and how its URL is doing.
+         * The account's delivery attempts per hour, its webhooks by status, and those failing or inactive
+         * @description The delivery attempts of all the account's webhooks in the last `hours` hours (24 by default, up to the log's retention as for `getWebhookStats`), per hour and in total, counted as `getWebhookStats` counts them; the webhooks with a failed attempt in the window (at most 25, the most recent failure first), each with that failure and how its URL is doing; the account's webhooks by status now; and its inactive webhooks (at most 25, the most recently created first), each with when and why it was made inactive.
          */
         get: operations["getAccountStats"];
         put?: never;
@@ -623,6 +623,18 @@ export interface components {
                 /** @description When failing: so many attempts failed that one attempt at a time probes the URL until one is delivered; the other messages wait */
                 circuitOpen?: boolean;
             };
+            /** @description When and why the webhook was last made inactive; absent while it is active, and for webhooks made inactive before this was kept */
+            deactivation?: {
+                /** @description Milliseconds since the epoch */
+                at: number;
+                /**
+                 * @description caller: a call to the API (DELETE without permanent, or PATCH status inactive); delivery: the service, after a failure
+                 * @enum {string}
+                 */
+                by: "caller" | "delivery";
+                /** @description Why, in words: for delivery, the receiver's 410 Gone or a message out of retries, with that attempt's error */
+                reason: string;
+            };
         };
         AccountStats: {
             /** @description The start of the first hour, milliseconds since the epoch */
@@ -692,6 +704,29 @@ export interface components {
                     consecutiveFailures?: number;
                     /** @description When failing: so many attempts failed that one attempt at a time probes the URL until one is delivered; the other messages wait */
                     circuitOpen?: boolean;
+                };
+            }[];
+            /** @description The account's webhooks by status now. A webhook deleted for good is not counted once its addresses are purged, in the background (seconds; longer for many addresses); until then, and while one is being created, it counts as active */
+            webhooks: {
+                active: number;
+                inactive: number;
+            };
+            /** @description The inactive webhooks, the most recently created first (as listWebhooks orders them): at most 25, each with when and why it was made inactive */
+            inactiveWebhooks: {
+                webhookId: string;
+                name: string;
+                url: string;
+                /** @description When and why the webhook was last made inactive; absent while it is active, and for webhooks made inactive before this was kept */
+                deactivation?: {
+                    /** @description Milliseconds since the epoch */
+                    at: number;
+                    /**
+                     * @description caller: a call to the API (DELETE without permanent, or PATCH status inactive); delivery: the service, after a failure
+                     * @enum {string}
+                     */
+                    by: "caller" | "delivery";
+                    /** @description Why, in words: for delivery, the receiver's 410 Gone or a message out of retries, with that attempt's error */
+                    reason: string;
                 };
             }[];
         };
@@ -1686,7 +1721,7 @@ export interface operations {
     getWebhookStats: {
         parameters: {
             query?: {
-                /** @description How many hours back, the current one included */
+                /** @description How many hours back, the current one included: at most the stage's delivery retention in hours (720 with its default of 30 days) */
                 hours?: number;
             };
             header?: never;
@@ -1720,7 +1755,7 @@ export interface operations {
     getAccountStats: {
         parameters: {
             query?: {
-                /** @description How many hours back, the current one included */
+                /** @description How many hours back, the current one included: at most the stage's delivery retention in hours (720 with its default of 30 days) */
                 hours?: number;
             };
             header?: never;

@@ -10,7 +10,7 @@ const PAGE_SIZE = 25;
 /** The account's API keys: listed by id, created (the key shown this once), revoked by id. */
 export function ApiKeysPage() {
   const pages = usePages();
-  const keys = useLoad(() => answer(api.GET('/v1/apiKeys', { params: { query: { pageSize: PAGE_SIZE, pageToken: pages.pageToken } } })), [pages.pageToken]);
+  const keys = useLoad((signal) => answer(api.GET('/v1/apiKeys', { params: { query: { pageSize: PAGE_SIZE, pageToken: pages.pageToken } }, signal })), [pages.pageToken]);
   const [created, setCreated] = useState<string>();
   const [revoking, setRevoking] = useState<ApiKey>();
   const [revoked, setRevoked] = useState<string>();

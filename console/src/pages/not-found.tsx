@@ -1,3 +1,4 @@
+import { paths } from '../paths';
 import { PageHeader } from '../ui/components';
 
 export function NotFound() {
@@ -5,7 +6,7 @@ export function NotFound() {
     <>
       <PageHeader title="Page not found" />
       <p>
-        There is no console page at this address. <a href="/console/">Go to the overview</a>.
+        There is no console page at this address. <a href={paths.overview}>Go to the overview</a>.
       </p>
     </>
   );

@@ -1,17 +1,16 @@
 import { useState } from 'preact/hooks';
-import { useLocation } from 'preact-iso';
 import { answer, api, type Webhook } from '../api/client';
 import { useAction } from '../hooks';
+import { routeWithNotice } from '../notices';
+import { paths } from '../paths';
 import { ConfirmDialog, ErrorNotice } from '../ui/components';
-import { showOnWebhookList, webhookTitle } from './webhooks';
-import { webhookPath } from './webhook/links';
+import { webhookTitle } from './webhooks';
 
 /**
  * A webhook's actions, on its page: edit, deactivate or activate, and delete for good behind a typed
  * confirmation of its name (its id when it has none).
  */
 export function WebhookActions({ webhook, onChanged }: { webhook: Webhook; onChanged: (webhook: Webhook) => void }) {
-  const { route } = useLocation();
   const [announcement, setAnnouncement] = useState('');
   const [confirming, setConfirming] = useState(false);
   const path = { id: webhook.id };
@@ -35,13 +34,12 @@ export function WebhookActions({ webhook, onChanged }: { webhook: Webhook; onCha
   const remove = useAction(async () => {
     await answer(api.DELETE('/v1/webhooks/{id}', { params: { path, query: { permanent: 'true' } } }));
     setConfirming(false);
-    showOnWebhookList(`Webhook ${title} was deleted for good.`);
-    route('/console/webhooks');
+    routeWithNotice(paths.webhooks, `Webhook ${title} was deleted for good.`);
   });
 
   return (
     <div class="webhook-actions">
-      <a class="button" href={webhookPath(webhook.id, 'edit')}>
+      <a class="button" href={paths.editWebhook(webhook.id)}>
         Edit
       </a>
       <button type="button" onClick={() => void toggle.run()} disabled={toggle.busy}>

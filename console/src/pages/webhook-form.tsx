@@ -1,38 +1,24 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { ADDRESSES_PER_CALL, answer, api, ApiFailure, fieldMessages, type Chain, type NewWebhook, type Webhook, type WebhookChanges } from '../api/client';
+import { ADDRESSES_PER_CALL, answer, api, ApiFailure, fieldMessages, type Chain, type Webhook } from '../api/client';
+import { splitEntries } from '../entries';
 import { formatCount } from '../format';
 import { useLoad, type Loaded } from '../hooks';
+import { paths } from '../paths';
 import { ErrorNotice, Field, Loading, Notice, PageHeader } from '../ui/components';
 import { chainLabel, loadChains } from './chains';
 import { webhookTitle } from './webhooks';
-import { webhookPath } from './webhook/links';
-
-interface Values {
-  name: string;
-  description: string;
-  url: string;
-  chainId: string;
-  addresses: string;
-  includeInternalTxs: boolean;
-  includeLogs: boolean;
-  eventSignatures: string;
-}
-
-const EMPTY: Values = { name: '', description: '', url: '', chainId: '', addresses: '', includeInternalTxs: false, includeLogs: false, eventSignatures: '' };
+import { changedFields, EMPTY, newWebhook, valuesOf, withEntriesNamed, type Values } from './webhook-form-values';
 
 /** The API's field names that have a control here to show their message beside; any other goes in the notice below the form. */
 const FIELDS_SHOWN = new Set(['name', 'description', 'url', 'chainId', 'eventType', 'metadata', 'metadata.addresses', 'includeInternalTxs', 'includeLogs', 'metadata.eventSignatures']);
-
-/** Entries pasted one per line, or separated by commas, semicolons or spaces. */
-const entries = (text: string) => text.split(/[\s,;]+/).filter(Boolean);
 
 export function CreateWebhookPage() {
   return <WebhookForm />;
 }
 
 export function EditWebhookPage({ id }: { id: string }) {
-  const webhook = useLoad(() => answer(api.GET('/v1/webhooks/{id}', { params: { path: { id } } })), [id]);
+  const webhook = useLoad((signal) => answer(api.GET('/v1/webhooks/{id}', { params: { path: { id } }, signal })), [id]);
   if (!webhook.data) {
     return (
       <>
@@ -84,12 +70,12 @@ function WebhookForm({ webhook }: { webhook?: Webhook }) {
         } catch (error) {
           throw withEntriesNamed(error, { eventSignatures: changes.metadata?.eventSignatures });
         }
-        route(webhookPath(webhook.id));
+        route(paths.webhook(webhook.id));
       } else {
         const body = newWebhook(values);
         try {
           const created = await answer(api.POST('/v1/webhooks', { body }));
-          route(webhookPath(created.id));
+          route(paths.webhook(created.id));
         } catch (error) {
           throw withEntriesNamed(error, body.metadata);
         }
@@ -109,7 +95,7 @@ function WebhookForm({ webhook }: { webhook?: Webhook }) {
   };
 
   const fieldCount = Object.keys(fields).length;
-  const addressCount = entries(values.addresses).length;
+  const addressCount = splitEntries(values.addresses).length;
   return (
     <>
       <PageHeader title={webhook ? `Edit ${webhookTitle(webhook)}` : 'Create a webhook'} />
@@ -209,7 +195,7 @@ function WebhookForm({ webhook }: { webhook?: Webhook }) {
           <button type="submit" class="primary" disabled={busy}>
             {webhook ? 'Save changes' : 'Create webhook'}
           </button>
-          <a class="button" href={webhook ? webhookPath(webhook.id) : '/console/webhooks'}>
+          <a class="button" href={webhook ? paths.webhook(webhook.id) : paths.webhooks}>
             Cancel
           </a>
           {busy && (
@@ -272,53 +258,4 @@ function Checkbox({ label, error, checked, onChange, children }: { label: string
       )}
     </div>
   );
-}
-
-function valuesOf(webhook: Webhook): Values {
-  const { name, description, url, chainId, includeInternalTxs, includeLogs } = webhook;
-  return { name, description, url, chainId, addresses: '', includeInternalTxs, includeLogs, eventSignatures: webhook.metadata.eventSignatures.join('\n') };
-}
-
-function newWebhook(values: Values): NewWebhook {
-  return {
-    name: values.name,
-    description: values.description,
-    url: values.url.trim(),
-    chainId: values.chainId,
-    eventType: 'address_activity',
-    includeInternalTxs: values.includeInternalTxs,
-    includeLogs: values.includeLogs,
-    metadata: { addresses: [...new Set(entries(values.addresses))], eventSignatures: entries(values.eventSignatures) },
-  };
-}
-
-/** Only what the form changed, as PATCH takes it; undefined when nothing did. */
-function changedFields(webhook: Webhook, values: Values): WebhookChanges | undefined {
-  const changes: WebhookChanges = {};
-  if (values.name !== webhook.name) changes.name = values.name;
-  if (values.description !== webhook.description) changes.description = values.description;
-  if (values.url.trim() !== webhook.url) changes.url = values.url.trim();
-  if (values.includeInternalTxs !== webhook.includeInternalTxs) changes.includeInternalTxs = values.includeInternalTxs;
-  if (values.includeLogs !== webhook.includeLogs) changes.includeLogs = values.includeLogs;
-  const signatures = entries(values.eventSignatures);
-  const distinct = new Set(signatures.map((signature) => signature.toLowerCase()));
-  const stored = webhook.metadata.eventSignatures;
-  if (distinct.size !== stored.length || !stored.every((signature) => distinct.has(signature))) changes.metadata = { eventSignatures: signatures };
-  return Object.keys(changes).length ? changes : undefined;
-}
-
-/**
- * The API names a bad entry by its index ("metadata.addresses[3]: must be ..."): the message beside the
- * field then says which entry it was, as the user typed it.
- */
-function withEntriesNamed(error: unknown, metadata: { addresses?: string[]; eventSignatures?: string[] } | undefined): unknown {
-  if (!(error instanceof ApiFailure) || error.statusCode !== 400) return error;
-  const message = error.message.replace(
-    /(metadata\.(addresses|eventSignatures)\[(\d+)\]): /g,
-    (whole, field: string, list: 'addresses' | 'eventSignatures', index: string, offset: number, text: string) => {
-      const entry = metadata?.[list]?.[Number(index)];
-      return entry === undefined || text.startsWith(entry, offset + whole.length) ? whole : `${field}: ${entry}: `;
-    },
-  );
-  return new ApiFailure(error.statusCode, message, error.error);
 }

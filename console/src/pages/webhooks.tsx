@@ -3,67 +3,58 @@ import { useLocation } from 'preact-iso';
 import { answer, api, type Webhook } from '../api/client';
 import { formatTime } from '../format';
 import { useLoad } from '../hooks';
+import { takeNotice } from '../notices';
+import { paths } from '../paths';
 import { ErrorNotice, Loading, PageHeader, Pager, StatusBadge, StatusFilter, usePages } from '../ui/components';
 import { chainLabel, loadChains } from './chains';
-import { webhookPath } from './webhook/links';
 
 const PAGE_SIZE = 25;
+const REFRESH_MS = 15_000;
 const STATUSES = ['active', 'inactive'] as const;
 type ListedStatus = (typeof STATUSES)[number] | '';
 
 /** What a webhook is called where it is listed: its name, or its id when it has none. */
 export const webhookTitle = (webhook: Pick<Webhook, 'id' | 'name'>) => webhook.name || webhook.id;
 
-/**
- * A notice the next visit to the list shows once, e.g. after a webhook was deleted from its own page
- * (kept here, not in the URL: a webhook's name is the user's text).
- */
-let noticeForList: string | undefined;
-export function showOnWebhookList(notice: string) {
-  noticeForList = notice;
-}
-
 export function WebhooksPage() {
-  const { query } = useLocation();
-  const [status, setStatus] = useState<ListedStatus>(STATUSES.find((known) => known === query.status) ?? '');
+  const { query, route } = useLocation();
+  // The filter lives in the URL (?status=): a reload, a shared link and Back keep it.
+  const status: ListedStatus = STATUSES.find((known) => known === query.status) ?? '';
   const [notice, setNotice] = useState<string>();
-  const pages = usePages();
   // Set after the first render, so that the role=status region exists before its text and is announced.
-  useEffect(() => {
-    setNotice(noticeForList);
-    noticeForList = undefined;
-  }, []);
-
-  const list = useLoad(
-    () => answer(api.GET('/v1/webhooks', { params: { query: { pageSize: PAGE_SIZE, status: status || undefined, pageToken: pages.pageToken } } })),
-    [status, pages.pageToken],
-    { refreshMs: 15_000 },
-  );
-  const chains = useLoad(loadChains, []);
+  useEffect(() => setNotice(takeNotice()), []);
 
   return (
     <>
       <PageHeader title="Webhooks">
-        <a class="button primary" href="/console/webhooks/new">
+        <a class="button primary" href={paths.newWebhook}>
           Create webhook
         </a>
       </PageHeader>
       <div role="status">{notice && <p class="notice notice-success">{notice}</p>}</div>
-      <StatusFilter
-        class="list-filter"
-        statuses={STATUSES}
-        value={status}
-        onChange={(value) => {
-          setStatus(value);
-          pages.reset();
-        }}
-      />
+      <StatusFilter class="list-filter" statuses={STATUSES} value={status} onChange={(value) => route(paths.webhooksWithStatus(value))} />
+      {/* Keyed by the filter: another status starts at its first page. */}
+      <WebhookList key={status} status={status} />
+    </>
+  );
+}
+
+function WebhookList({ status }: { status: ListedStatus }) {
+  const pages = usePages();
+  const list = useLoad(
+    (signal) => answer(api.GET('/v1/webhooks', { params: { query: { pageSize: PAGE_SIZE, status: status || undefined, pageToken: pages.pageToken } }, signal })),
+    [status, pages.pageToken],
+    { refreshMs: REFRESH_MS },
+  );
+  const chains = useLoad(loadChains, []);
+  return (
+    <>
       <ErrorNotice error={list.error} title="The webhooks could not be loaded" />
       {!list.data && !list.error && <Loading what="Loading webhooks" />}
       {list.data && list.data.webhooks.length === 0 && (
         <p>
           {pages.pageNumber > 1 ? 'No more webhooks.' : status ? `No ${status} webhooks.` : 'No webhooks yet. '}
-          {!status && pages.pageNumber === 1 && <a href="/console/webhooks/new">Create the first one</a>}
+          {!status && pages.pageNumber === 1 && <a href={paths.newWebhook}>Create the first one</a>}
         </p>
       )}
       {list.data && list.data.webhooks.length > 0 && (
@@ -83,7 +74,7 @@ export function WebhooksPage() {
               {list.data.webhooks.map((webhook) => (
                 <tr key={webhook.id}>
                   <th scope="row" class="break" data-label="Name">
-                    <a href={webhookPath(webhook.id)}>{webhookTitle(webhook)}</a>
+                    <a href={paths.webhook(webhook.id)}>{webhookTitle(webhook)}</a>
                   </th>
                   <td data-label="Status">
                     <StatusBadge status={webhook.status} />

@@ -3,10 +3,17 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatHour } from '../format';
 
+/**
+ * The series' colours: the theme's custom properties in styles.css (each readable on white), the one
+ * place their values are kept. A canvas takes no var(): they are read when a chart is drawn.
+ */
+const COLOUR_PROPERTIES = { success: '--success', warning: '--warning', danger: '--danger', accent: '--accent', violet: '--violet' } as const;
+export type ChartColour = keyof typeof COLOUR_PROPERTIES;
+const cssColour = (colour: ChartColour) => getComputedStyle(document.documentElement).getPropertyValue(COLOUR_PROPERTIES[colour]).trim();
+
 export interface ChartSeries {
   label: string;
-  /** A CSS colour with enough contrast on white. */
-  color: string;
+  colour: ChartColour;
   values: (number | null)[];
 }
 
@@ -33,7 +40,7 @@ export function Chart({ title, unit, times, series }: ChartProps) {
       width: Math.max(element.clientWidth, 280),
       height: 220,
       scales: { x: { time: true } },
-      series: [{}, ...series.map(({ label, color }) => ({ label, stroke: color, width: 2, points: { show: times.length <= 48 } }))],
+      series: [{}, ...series.map(({ label, colour }) => ({ label, stroke: cssColour(colour), width: 2, points: { show: times.length <= 48 } }))],
       axes: [{}, { label: unit, size: 60 }],
       legend: { live: false },
     };

@@ -43,11 +43,17 @@ export function Notice({ children, tone = 'info' }: { children: ComponentChildre
   );
 }
 
+/**
+ * What stands in for content until its first answer: marked aria-busy, which the browser tests and the
+ * bench wait on (never the word "Loading", which data may hold).
+ */
 export function Loading({ what = 'Loading' }: { what?: string }) {
   return (
-    <p class="muted" role="status" aria-live="polite">
-      {what}…
-    </p>
+    <div aria-busy="true">
+      <p class="muted" role="status">
+        {what}…
+      </p>
+    </div>
   );
 }
 

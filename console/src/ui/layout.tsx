@@ -1,13 +1,14 @@
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
+import { paths } from '../paths';
 import { session } from '../session';
 
 const SECTIONS = [
   // preact-iso's path has no trailing slash: the overview at /console/ is '/console'.
-  { href: '/console/', label: 'Overview', matches: (path: string) => path.replace(/\/+$/, '') === '/console' },
-  { href: '/console/webhooks', label: 'Webhooks', matches: (path: string) => path.startsWith('/console/webhooks') },
-  { href: '/console/secret', label: 'Shared secret', matches: (path: string) => path.startsWith('/console/secret') },
-  { href: '/console/api-keys', label: 'API keys', matches: (path: string) => path.startsWith('/console/api-keys') },
+  { href: paths.overview, label: 'Overview', matches: (path: string) => path.replace(/\/+$/, '') === paths.overview.replace(/\/+$/, '') },
+  { href: paths.webhooks, label: 'Webhooks', matches: (path: string) => path.startsWith(paths.webhooks) },
+  { href: paths.secret, label: 'Shared secret', matches: (path: string) => path.startsWith(paths.secret) },
+  { href: paths.apiKeys, label: 'API keys', matches: (path: string) => path.startsWith(paths.apiKeys) },
 ];
 
 export function Layout({ children }: { children: ComponentChildren }) {
@@ -18,7 +19,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
         Skip to content
       </a>
       <header class="site-header">
-        <a class="brand" href="/console/">
+        <a class="brand" href={paths.overview}>
           Webhooks console
         </a>
         <nav aria-label="Sections">

@@ -1,12 +1,14 @@
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { mockClient } from 'aws-sdk-client-mock';
+import { runtimeConfig, useRuntimeConfig } from '../../../lib/config/runtime';
+import { statsQuery } from '../../../lib/schemas/stats';
 import { DeliveryStatsBuffer, FAILING_WEBHOOKS_KEPT, FLUSH_AFTER_MS, hourOf, LATENCY_BUCKETS, latencyBucketOf, latencyPercentiles, type AttemptOutcome } from '../../../lib/deliveries/stats';
-import { getAccountStats, getWebhookStats, MAX_FAILING_WEBHOOKS } from '../../../lib/deliveries/stats-report';
+import { getAccountStats, getWebhookStats, MAX_FAILING_WEBHOOKS, MAX_INACTIVE_WEBHOOKS } from '../../../lib/deliveries/stats-report';
 import { tableName } from '../../../lib/store/client';
 import { deleteExpiredStats, HOUR_MS, queryAccountHours, queryWebhookHours } from '../../../lib/store/delivery-stats';
-import { getItem } from '../../../lib/store/items';
-import { webhookStatsHourKey } from '../../../lib/store/table';
+import { deleteItem, getItem } from '../../../lib/store/items';
+import { accountUsageKey, webhookStatsHourKey } from '../../../lib/store/table';
 import type { Attempt } from '../../../lib/store/messages';
 import { createWebhook, deleteWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
@@ -310,5 +312,49 @@ describe('the statistics read', () => {
     // The hour kept the first FAILING_WEBHOOKS_KEPT to fail; of those, the MAX_FAILING_WEBHOOKS that failed last.
     expect(stats.failingWebhooks.map(({ webhookId }) => webhookId)).toEqual(ids.slice(FAILING_WEBHOOKS_KEPT - MAX_FAILING_WEBHOOKS, FAILING_WEBHOOKS_KEPT).reverse());
     expect(stats.totals.pending).toBe(FAILING_WEBHOOKS_KEPT + 10);
+  });
+
+  it('counts the inactive webhooks beyond those it lists, and lists the newest of them', async () => {
+    const account = randomAccount();
+    const inactive: string[] = [];
+    for (let index = 0; index < MAX_INACTIVE_WEBHOOKS + 3; index += 1) inactive.push(await newWebhook(account, `off${index}`));
+    await newWebhook(account, 'on');
+    for (const id of inactive) await deleteWebhook(account, id, { permanent: false });
+
+    const stats = await getAccountStats(account, { hours: 1 });
+    expect(stats.webhooks).toEqual({ active: 1, inactive: MAX_INACTIVE_WEBHOOKS + 3 });
+    expect(stats.inactiveWebhooks.map(({ webhookId }) => webhookId)).toEqual([...inactive].reverse().slice(0, MAX_INACTIVE_WEBHOOKS));
+    expect(stats.inactiveWebhooks[0]).toEqual({
+      webhookId: inactive[inactive.length - 1],
+      name: `off${MAX_INACTIVE_WEBHOOKS + 2}`,
+      url: `https://off${MAX_INACTIVE_WEBHOOKS + 2}.example.com/hook`,
+      deactivation: { at: expect.any(Number), by: 'caller', reason: 'deactivated through the API' },
+    });
+  });
+
+  it('counts the active webhooks in the status index when the account has no usage item (made before usage was kept)', async () => {
+    const account = randomAccount();
+    const [, , off] = [await newWebhook(account, 'a'), await newWebhook(account, 'b'), await newWebhook(account, 'c')];
+    await deleteWebhook(account, off!, { permanent: false });
+    await deleteItem({ TableName: tableName(), Key: accountUsageKey(account) });
+
+    expect((await getAccountStats(account, { hours: 1 })).webhooks).toEqual({ active: 2, inactive: 1 });
+  });
+});
+
+describe('the window asked for', () => {
+  it("reaches back at most the delivery log's retention, in whole hours, and 24 hours by default", () => {
+    const config = runtimeConfig();
+    try {
+      useRuntimeConfig({ ...config, delivery: { ...config.delivery, retentionDays: 2.5 } });
+      expect(statsQuery.parse({ hours: '60' })).toEqual({ hours: 60 });
+      expect(statsQuery.parse({})).toEqual({ hours: 24 });
+      for (const hours of ['61', '0', '1.5', '-1', '99999999999']) {
+        const refused = statsQuery.safeParse({ hours });
+        expect(refused.error?.issues.map(({ message }) => message)).toEqual(['must be a whole number of hours from 1 to 60']);
+      }
+    } finally {
+      useRuntimeConfig(config);
+    }
   });
 });

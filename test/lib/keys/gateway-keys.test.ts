@@ -122,7 +122,7 @@ describe('revokeApiKey on AWS', () => {
   it('revokes the key in the table, then deletes its API Gateway key', async () => {
     const { account, record: caller } = await callerKey('standard');
     const { record: target } = await createApiKey(account, { gateway: { apiGatewayKeyId: 'gw-target', usagePlan: 'standard' } });
-    const revoked = await revokeAccountApiKey(account, target.keyId, caller.keyId, new APIGatewayClient({}));
+    const revoked = await revokeAccountApiKey(account, caller.keyId, target.keyId, new APIGatewayClient({}));
     expect(revoked).toMatchObject({ keyId: target.keyId, revokedAt: expect.any(Number), current: false });
     expect(apiGateway.commandCalls(DeleteApiKeyCommand).map((call) => call.args[0].input)).toEqual([{ apiKey: 'gw-target' }]);
     expect((await recordOf(account, target.keyId))?.revokedAt).toBeDefined();
@@ -132,7 +132,7 @@ describe('revokeApiKey on AWS', () => {
     const { account, record: caller } = await callerKey('standard');
     const { record: target } = await createApiKey(account, { gateway: { apiGatewayKeyId: 'gw-untagged', usagePlan: 'standard' } });
     apiGateway.on(DeleteApiKeyCommand).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }));
-    const revoked = await revokeAccountApiKey(account, target.keyId, caller.keyId, new APIGatewayClient({}));
+    const revoked = await revokeAccountApiKey(account, caller.keyId, target.keyId, new APIGatewayClient({}));
     expect(revoked).toMatchObject({ keyId: target.keyId, revokedAt: expect.any(Number) });
   });
 
@@ -140,9 +140,9 @@ describe('revokeApiKey on AWS', () => {
     const { account, record: caller } = await callerKey('standard');
     const { record: target } = await createApiKey(account, { gateway: { apiGatewayKeyId: 'gw-left', usagePlan: 'standard' } });
     apiGateway.on(DeleteApiKeyCommand).rejectsOnce(new Error('connect ETIMEDOUT')).resolves({});
-    await expect(revokeAccountApiKey(account, target.keyId, caller.keyId, new APIGatewayClient({}))).rejects.toThrow('ETIMEDOUT');
+    await expect(revokeAccountApiKey(account, caller.keyId, target.keyId, new APIGatewayClient({}))).rejects.toThrow('ETIMEDOUT');
     const first = (await recordOf(account, target.keyId))!.revokedAt!;
-    const again = await revokeAccountApiKey(account, target.keyId, caller.keyId, new APIGatewayClient({}));
+    const again = await revokeAccountApiKey(account, caller.keyId, target.keyId, new APIGatewayClient({}));
     expect(again.revokedAt).toBe(Date.parse(first));
     expect(apiGateway.commandCalls(DeleteApiKeyCommand).map((call) => call.args[0].input)).toEqual([{ apiKey: 'gw-left' }, { apiKey: 'gw-left' }]);
   });

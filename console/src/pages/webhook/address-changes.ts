@@ -1,4 +1,6 @@
 import { ADDRESSES_PER_CALL, answer, api, ApiFailure } from '../../api/client';
+import { ADDRESS_PATTERN, splitEntries } from '../../entries';
+
 /** How often one call is tried again when the API asks to wait (another change of the addresses under way). */
 const TRIES_PER_CALL = 5;
 const SKIPPED_EXAMPLES = 5;
@@ -6,24 +8,21 @@ const SKIPPED_EXAMPLES = 5;
 export interface ParsedAddresses {
   /** Lower-case, each once, in the order first seen. */
   addresses: string[];
-  /** Tokens that are not 0x and 40 hex digits: a CSV header, a typo. */
+  /** Entries that are not 0x and 40 hex digits: a CSV header, a typo. */
   skipped: number;
   skippedExamples: string[];
 }
 
-/** Addresses from pasted text or a text/CSV file: split on commas, semicolons and white space (line ends included). */
+/** Addresses from pasted text or a text/CSV file, split as splitEntries splits a list. */
 export function parseAddresses(text: string): ParsedAddresses {
   const addresses = new Set<string>();
   const skippedExamples: string[] = [];
   let skipped = 0;
-  for (const raw of text.split(/[\s,;]+/)) {
-    // A CSV cell may be quoted.
-    const token = raw.replace(/^["']|["']$/g, '');
-    if (!token) continue;
-    if (/^0x[0-9a-fA-F]{40}$/.test(token)) addresses.add(token.toLowerCase());
+  for (const entry of splitEntries(text)) {
+    if (ADDRESS_PATTERN.test(entry)) addresses.add(entry.toLowerCase());
     else {
       skipped += 1;
-      if (skippedExamples.length < SKIPPED_EXAMPLES) skippedExamples.push(token.length > 60 ? `${token.slice(0, 60)}…` : token);
+      if (skippedExamples.length < SKIPPED_EXAMPLES) skippedExamples.push(entry.length > 60 ? `${entry.slice(0, 60)}…` : entry);
     }
   }
   return { addresses: [...addresses], skipped, skippedExamples };
@@ -47,22 +46,30 @@ interface ChangeHooks {
   onSent: (sent: number) => void;
   /** The API asked to wait this many seconds before the call is tried again. */
   onWaiting: (seconds: number) => void;
-  /** Checked between calls: true stops the change there. */
+  /** Checked between calls and after a wait: true stops the change there (the user cancelled, or left the page). */
   cancelled: () => boolean;
 }
 
 /**
  * Adds (PATCH) or removes (DELETE) the addresses in calls of ADDRESSES_PER_CALL, one after another.
+ * A stage may be configured with a lower limit: a call refused with the 400 naming it ("must hold at
+ * most N distinct addresses") is sent again, and the rest follows, in calls of N.
  * Answers how many were sent (fewer when cancelled); a refusal throws AddressChangeStopped.
  */
 export async function changeAddresses(webhookId: string, change: AddressChange, addresses: string[], hooks: ChangeHooks): Promise<number> {
   let sent = 0;
+  let perCall = ADDRESSES_PER_CALL;
   while (sent < addresses.length) {
     if (hooks.cancelled()) return sent;
-    const batch = addresses.slice(sent, sent + ADDRESSES_PER_CALL);
+    const batch = addresses.slice(sent, sent + perCall);
     try {
-      await sendWithRetries(webhookId, change, batch, hooks);
+      if (!(await sendWithRetries(webhookId, change, batch, hooks))) return sent;
     } catch (failure) {
+      const limit = perCallLimitOf(failure);
+      if (limit !== undefined && limit < batch.length) {
+        perCall = limit;
+        continue;
+      }
       throw new AddressChangeStopped(sent, failure);
     }
     sent += batch.length;
@@ -71,17 +78,26 @@ export async function changeAddresses(webhookId: string, change: AddressChange, 
   return sent;
 }
 
-async function sendWithRetries(webhookId: string, change: AddressChange, addresses: string[], hooks: ChangeHooks): Promise<void> {
+/** The stage's per-call limit, from the 400 the API answers a call over it with; undefined for any other failure. */
+function perCallLimitOf(failure: unknown): number | undefined {
+  if (!(failure instanceof ApiFailure) || failure.statusCode !== 400) return undefined;
+  const limit = Number(/must hold at most (\d+) distinct addresses/.exec(failure.message)?.[1]);
+  return Number.isSafeInteger(limit) && limit > 0 ? limit : undefined;
+}
+
+/** Sends one call, waiting as the API asks while another change is under way; false when cancelled during a wait. */
+async function sendWithRetries(webhookId: string, change: AddressChange, addresses: string[], hooks: ChangeHooks): Promise<boolean> {
   for (let tried = 1; ; tried += 1) {
     try {
       await send(webhookId, change, addresses);
-      return;
+      return true;
     } catch (failure) {
       const waitable = failure instanceof ApiFailure && (failure.statusCode === 503 || failure.statusCode === 429) && failure.retryAfterSeconds !== undefined;
       if (!waitable || tried >= TRIES_PER_CALL) throw failure;
       const seconds = Math.min(Math.max(failure.retryAfterSeconds ?? 1, 1), 60);
       hooks.onWaiting(seconds);
       await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      if (hooks.cancelled()) return false;
     }
   }
 }

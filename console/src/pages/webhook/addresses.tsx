@@ -1,5 +1,5 @@
 import { Fragment } from 'preact';
-import { useId, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import { ADDRESSES_PER_CALL, answer, api, type Webhook } from '../../api/client';
 import { formatCount, formatCounted } from '../../format';
 import { useLoad } from '../../hooks';
@@ -12,7 +12,7 @@ const PAGE_SIZE = 100;
 export function AddressesTab({ webhook }: { webhook: Webhook }) {
   const pages = usePages();
   const list = useLoad(
-    () => answer(api.GET('/v1/webhooks/{id}/addresses', { params: { path: { id: webhook.id }, query: { pageSize: PAGE_SIZE, pageToken: pages.pageToken } } })),
+    (signal) => answer(api.GET('/v1/webhooks/{id}/addresses', { params: { path: { id: webhook.id }, query: { pageSize: PAGE_SIZE, pageToken: pages.pageToken } }, signal })),
     [webhook.id, pages.pageToken],
   );
   const changed = () => {
@@ -79,6 +79,21 @@ function AddressChangeForm({ webhookId, onChanged }: { webhookId: string; onChan
   const ids = { text: useId(), textHint: useId(), file: useId(), progress: useId(), parsed: useId() };
   const parsed = useMemo(() => parseAddresses(`${pasted}\n${file?.text ?? ''}`), [pasted, file]);
   const running = progress.state === 'running';
+  // Leaving the page stops a change between two calls, and nothing is set on the page left.
+  const left = useRef(false);
+  useEffect(
+    () => () => {
+      left.current = true;
+    },
+    [],
+  );
+  // Closing or reloading the tab mid-change asks first: the calls not yet sent would not be.
+  useEffect(() => {
+    if (!running) return;
+    const warn = (event: BeforeUnloadEvent) => event.preventDefault();
+    addEventListener('beforeunload', warn);
+    return () => removeEventListener('beforeunload', warn);
+  }, [running]);
 
   const readFile = async (input: HTMLInputElement) => {
     setFileError(undefined);
@@ -100,21 +115,30 @@ function AddressChangeForm({ webhookId, onChanged }: { webhookId: string; onChan
     setProgress({ state: 'running', change, sent: 0, total });
     const before = await countAddresses(webhookId);
     try {
+      // Each callback is called between calls, when the page may have been left.
       const sent = await changeAddresses(webhookId, change, addresses, {
-        onSent: (count) => setProgress({ state: 'running', change, sent: count, total }),
-        onWaiting: (seconds) => setProgress((now) => (now.state === 'running' ? { ...now, waitingSeconds: seconds } : now)),
-        cancelled: () => cancelRequested.current,
+        onSent: (count) => {
+          if (!left.current) setProgress({ state: 'running', change, sent: count, total });
+        },
+        onWaiting: (seconds) => {
+          if (!left.current) setProgress((now) => (now.state === 'running' ? { ...now, waitingSeconds: seconds } : now));
+        },
+        cancelled: () => cancelRequested.current || left.current,
       });
+      const after = left.current ? undefined : await countAddresses(webhookId);
+      if (left.current) return;
       const cancelled = sent < total;
-      setProgress({ state: 'done', change, sent, total, changed: addressesChanged(change, sent, before, await countAddresses(webhookId)), cancelled });
+      setProgress({ state: 'done', change, sent, total, changed: addressesChanged(change, sent, before, after), cancelled });
       if (!cancelled) {
         setPasted('');
         setFile(undefined);
         if (fileInput.current) fileInput.current.value = '';
       }
     } catch (failure) {
+      if (left.current) return;
       const sent = failure instanceof AddressChangeStopped ? failure.sent : 0;
       const changed = addressesChanged(change, sent, before, await countAddresses(webhookId));
+      if (left.current) return;
       setProgress({ state: 'stopped', change, sent, total, changed, error: failure instanceof AddressChangeStopped ? failure.reason : failure });
     }
     onChanged();

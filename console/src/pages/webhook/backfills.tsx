@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import { answer, api, fieldMessages, type Backfill, type Webhook } from '../../api/client';
-import { formatCount, formatTime } from '../../format';
+import { formatCount, formatInterval, formatTime } from '../../format';
 import { useAction, useLoad } from '../../hooks';
 import { ErrorNotice, Field, Loading, messageOf, Pager, StatusBadge, usePages } from '../../ui/components';
 import { loadChains } from '../chains';
@@ -13,7 +13,7 @@ export function BackfillsTab({ webhook }: { webhook: Webhook }) {
   const pages = usePages();
   const [running, setRunning] = useState(false);
   const list = useLoad(
-    () => answer(api.GET('/v1/webhooks/{id}/backfills', { params: { path: { id: webhook.id }, query: { pageSize: PAGE_SIZE, pageToken: pages.pageToken } } })),
+    (signal) => answer(api.GET('/v1/webhooks/{id}/backfills', { params: { path: { id: webhook.id }, query: { pageSize: PAGE_SIZE, pageToken: pages.pageToken } }, signal })),
     [webhook.id, pages.pageToken],
     { refreshMs: running ? REFRESH_MS : undefined },
   );
@@ -29,7 +29,7 @@ export function BackfillsTab({ webhook }: { webhook: Webhook }) {
       <StartBackfillForm webhook={webhook} onStarted={started} />
       <section aria-labelledby="backfill-list">
         <h2 id="backfill-list">Backfills</h2>
-        {running && <p class="muted">Refreshes every 3 s while a backfill runs.</p>}
+        {running && <p class="muted">Refreshes every {formatInterval(REFRESH_MS)} while a backfill runs.</p>}
         <ErrorNotice title="Could not load the backfills" error={list.error} />
         {list.data ? (
           <>

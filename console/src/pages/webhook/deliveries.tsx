@@ -1,13 +1,15 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { answer, api, type Delivery, type Webhook } from '../../api/client';
-import { formatCount, formatCounted, formatDuration, formatTime } from '../../format';
+import { formatCount, formatCounted, formatDuration, formatInterval, formatTime } from '../../format';
 import { useAction, useLoad } from '../../hooks';
 import { ErrorNotice, Loading, Pager, StatusBadge, StatusFilter, usePages } from '../../ui/components';
+import { paths } from '../../paths';
 import { EndpointStateLine } from './endpoint-state';
-import { deliveryPath } from './links';
 
 const PAGE_SIZE = 25;
 const REFRESH_MS = 5000;
+/** The failed messages one recover call queues again, at most (openapi.json's recoverFailedDeliveries). */
+const RECOVERED_PER_CALL = 1000;
 const STATUSES = ['pending', 'succeeded', 'failed'] as const;
 type ListedStatus = (typeof STATUSES)[number] | '';
 
@@ -18,9 +20,9 @@ export function DeliveriesTab({ webhook }: { webhook: Webhook }) {
   const firstPage = pages.pageNumber === 1;
   const view = `${webhook.id}/${status}/${pages.pageToken ?? ''}`;
   const loaded = useLoad(
-    async () => {
+    async (signal) => {
       const query = { pageSize: PAGE_SIZE, pageToken: pages.pageToken, status: status || undefined };
-      return { view, log: await answer(api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: webhook.id }, query } })) };
+      return { view, log: await answer(api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: webhook.id }, query }, signal })) };
     },
     [view],
     { refreshMs: firstPage ? REFRESH_MS : undefined },
@@ -40,7 +42,7 @@ export function DeliveriesTab({ webhook }: { webhook: Webhook }) {
           }}
         />
         <p class="muted">
-          {firstPage ? 'Refreshes every 5 s.' : 'Go back to the first page to see new deliveries as they come.'}{' '}
+          {firstPage ? `Refreshes every ${formatInterval(REFRESH_MS)}.` : 'Go back to the first page to see new deliveries as they come.'}{' '}
           <span role="status" aria-live="polite">
             {newCount > 0 && formatCounted(newCount, 'new delivery', 'new deliveries')}
           </span>
@@ -114,7 +116,7 @@ function DeliveryTable({ webhookId, deliveries }: { webhookId: string; deliverie
           {deliveries.map((delivery) => (
             <tr key={delivery.messageId}>
               <th scope="row" class="mono break" data-label="Message">
-                <a href={deliveryPath(webhookId, delivery.messageId)}>{delivery.messageId}</a>
+                <a href={paths.delivery(webhookId, delivery.messageId)}>{delivery.messageId}</a>
               </th>
               <td data-label="Created">{formatTime(delivery.createdAt)}</td>
               <td data-label="Status">
@@ -172,7 +174,7 @@ function RecoverForm({ webhookId, onRecovered }: { webhookId: string; onRecovere
           <label for={sinceId}>Failed since</label>
           <input id={sinceId} type="datetime-local" value={since} onInput={(event) => setSince(event.currentTarget.value)} aria-describedby={hintId} required />
           <p class="hint" id={hintId}>
-            Failed messages created since then get one more attempt each, at most 1 000 a call.
+            Failed messages created since then get one more attempt each, at most {formatCount(RECOVERED_PER_CALL)} a call.
           </p>
         </div>
         <button type="submit" disabled={recover.busy}>
@@ -181,7 +183,7 @@ function RecoverForm({ webhookId, onRecovered }: { webhookId: string; onRecovere
       </form>
       <p role="status">
         {queued !== undefined &&
-          `${formatCounted(queued, 'failed message', 'failed messages')} queued again.${queued >= 1000 ? ' Recover again to queue the rest.' : ''}`}
+          `${formatCounted(queued, 'failed message', 'failed messages')} queued again.${queued >= RECOVERED_PER_CALL ? ' Recover again to queue the rest.' : ''}`}
       </p>
       <ErrorNotice title="Nothing recovered" error={recover.error} />
     </section>

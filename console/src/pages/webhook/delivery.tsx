@@ -1,14 +1,21 @@
 import { useEffect, useId, useMemo, useState } from 'preact/hooks';
 import { answer, api, ApiFailure, type DeliveryAttempt, type DeliveryDetail } from '../../api/client';
-import { formatCount, formatDuration, formatTime, prettyJson } from '../../format';
+import { formatCount, formatDuration, formatInterval, formatTime, prettyJson } from '../../format';
 import { useAction, useLoad } from '../../hooks';
 import { CopyButton, ErrorNotice, Loading, PageHeader, StatusBadge } from '../../ui/components';
+import { paths } from '../../paths';
 import { webhookTitle } from '../webhooks';
-import { webhookPath } from './links';
 
+/** How often the page is read again while an attempt is under way or due soon, or while a retry's attempt is awaited. */
 const REFRESH_MS = 3000;
+/** A next attempt due within this long is watched for every REFRESH_MS; a later one gets one reload when it is due. */
+const POLL_WHEN_DUE_WITHIN_MS = 60_000;
 /** A retried message is read again after this long, when its attempt has likely been made. */
 const RELOAD_AFTER_RETRY_MS = 1000;
+/** After "Retry now" the page refreshes until the new attempt shows, for at most this long. */
+const RETRY_WAIT_MS = 30_000;
+/** setTimeout's longest delay (about 24.8 days): a later next attempt is looked at again then. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /** A response body longer than this is folded away in a <details>. */
 const LONG_RESPONSE_CHARACTERS = 300;
 
@@ -22,41 +29,70 @@ const RETRIED = {
   finished: 'Retry asked for: one manual attempt is made, and its outcome becomes the message\'s status.',
 };
 
+/** A retry asked for, and whether its attempt has shown: the page refreshes while it is awaited, until RETRY_WAIT_MS. */
+interface Retried {
+  kind: keyof typeof RETRIED;
+  attemptsBefore: number;
+  phase: 'awaited' | 'shown' | 'not shown';
+}
+
+/**
+ * How the page keeps the message current: every REFRESH_MS while an attempt is under way or the next
+ * one is due within POLL_WHEN_DUE_WITHIN_MS; else one reload when the next attempt is due; nothing for
+ * a finished message or one waiting for its webhook to be activated.
+ */
+function watchOf(delivery: DeliveryDetail, now: number): { poll: boolean; reloadAt?: number } {
+  if (delivery.attemptUnderWay) return { poll: true };
+  if (delivery.status !== 'pending' || delivery.waitingForActivation || delivery.nextAttemptAt === undefined) return { poll: false };
+  return delivery.nextAttemptAt - now <= POLL_WHEN_DUE_WITHIN_MS ? { poll: true } : { poll: false, reloadAt: delivery.nextAttemptAt };
+}
+
 /** `/console/webhooks/<id>/deliveries/<messageId>`: one message, its body as sent and its attempts. */
 export function DeliveryPage({ id, messageId }: { id: string; messageId: string }) {
-  // Attempts the message had when a retry was asked for: refreshing goes on until one more shows.
-  const [attemptsAtRetry, setAttemptsAtRetry] = useState<number>();
-  const [retried, setRetried] = useState<keyof typeof RETRIED>();
+  const [retried, setRetried] = useState<Retried>();
   const retryHintId = useId();
-  const webhook = useLoad(() => answer(api.GET('/v1/webhooks/{id}', { params: { path: { id } } })), [id]);
-  const [refreshing, setRefreshing] = useState(false);
+  const webhook = useLoad((signal) => answer(api.GET('/v1/webhooks/{id}', { params: { path: { id } }, signal })), [id]);
+  const [polling, setPolling] = useState(false);
   const delivery = useLoad(
-    () => answer(api.GET('/v1/webhooks/{id}/deliveries/{messageId}', { params: { path: { id, messageId } } })),
+    (signal) => answer(api.GET('/v1/webhooks/{id}/deliveries/{messageId}', { params: { path: { id, messageId } }, signal })),
     [id, messageId],
-    { refreshMs: refreshing ? REFRESH_MS : undefined },
+    { refreshMs: polling ? REFRESH_MS : undefined },
   );
-  const data = delivery.data;
+  const { data, reload } = delivery;
+  const watch = useMemo(() => (data ? watchOf(data, Date.now()) : { poll: false }), [data]);
+  const awaitingRetry = retried?.phase === 'awaited';
+  useEffect(() => setPolling(watch.poll || awaitingRetry), [watch, awaitingRetry]);
+
   useEffect(() => {
-    if (!data) return;
-    const waitingForRetry = attemptsAtRetry !== undefined && data.attempts <= attemptsAtRetry;
-    setRefreshing(data.status === 'pending' || Boolean(data.attemptUnderWay) || waitingForRetry);
-    if (!waitingForRetry) setAttemptsAtRetry(undefined);
-  }, [data, attemptsAtRetry]);
+    if (data && retried?.phase === 'awaited' && data.attempts > retried.attemptsBefore) setRetried({ ...retried, phase: 'shown' });
+  }, [data, retried]);
+  useEffect(() => {
+    if (!awaitingRetry) return;
+    const soon = setTimeout(() => void reload(), RELOAD_AFTER_RETRY_MS);
+    const deadline = setTimeout(() => setRetried((now) => (now?.phase === 'awaited' ? { ...now, phase: 'not shown' } : now)), RETRY_WAIT_MS);
+    return () => {
+      clearTimeout(soon);
+      clearTimeout(deadline);
+    };
+  }, [awaitingRetry, reload]);
+  useEffect(() => {
+    if (polling || watch.reloadAt === undefined) return;
+    const timer = setTimeout(() => void reload(), Math.min(Math.max(watch.reloadAt - Date.now(), 0), LONGEST_TIMER_MS));
+    return () => clearTimeout(timer);
+  }, [polling, watch, reload]);
 
   const retry = useAction(async () => {
     setRetried(undefined);
-    const retriedWhile = data?.status === 'pending' ? 'pending' : 'finished';
+    const kind = data?.status === 'pending' ? 'pending' : 'finished';
     await answer(api.POST('/v1/webhooks/{id}/deliveries/{messageId}/retry', { params: { path: { id, messageId } } }));
-    setRetried(retriedWhile);
-    setAttemptsAtRetry(data?.attempts ?? 0);
-    setTimeout(() => void delivery.reload(), RELOAD_AFTER_RETRY_MS);
+    setRetried({ kind, attemptsBefore: data?.attempts ?? 0, phase: 'awaited' });
   });
 
   return (
     <>
       <nav aria-label="Breadcrumb" class="breadcrumb">
-        <a href="/console/webhooks">Webhooks</a> › <a href={webhookPath(id)}>{webhook.data ? webhookTitle(webhook.data) : 'Webhook'}</a> ›{' '}
-        <a href={webhookPath(id, 'deliveries')}>Deliveries</a>
+        <a href={paths.webhooks}>Webhooks</a> › <a href={paths.webhook(id)}>{webhook.data ? webhookTitle(webhook.data) : 'Webhook'}</a> ›{' '}
+        <a href={paths.webhook(id, 'deliveries')}>Deliveries</a>
       </nav>
       <PageHeader title={`Delivery ${messageId}`}>
         <div class="retry-action">
@@ -70,15 +106,30 @@ export function DeliveryPage({ id, messageId }: { id: string; messageId: string 
           )}
         </div>
       </PageHeader>
-      <p role="status">{retried && `${RETRIED[retried]} ${refreshing ? 'This page refreshes until the attempt shows.' : 'The attempt is below.'}`}</p>
+      <p role="status">{retried && `${RETRIED[retried.kind]} ${retryProgress(retried)}`}</p>
       <ErrorNotice title={retry.error instanceof ApiFailure && retry.error.statusCode === 409 ? 'Not retried now' : 'Not retried'} error={retry.error} />
       <ErrorNotice title="Could not load the delivery" error={delivery.error} />
-      {data ? <DeliveryView webhookId={id} delivery={data} refreshing={refreshing} /> : !delivery.error && <Loading what="Loading the delivery" />}
+      {data ? (
+        <DeliveryView webhookId={id} delivery={data} refreshing={polling ? 'polling' : watch.reloadAt !== undefined ? 'when due' : undefined} />
+      ) : (
+        !delivery.error && <Loading what="Loading the delivery" />
+      )}
     </>
   );
 }
 
-function DeliveryView({ webhookId, delivery, refreshing }: { webhookId: string; delivery: DeliveryDetail; refreshing: boolean }) {
+function retryProgress(retried: Retried): string {
+  switch (retried.phase) {
+    case 'awaited':
+      return 'This page refreshes until the attempt shows.';
+    case 'shown':
+      return 'The attempt is below.';
+    case 'not shown':
+      return `No new attempt showed within ${formatInterval(RETRY_WAIT_MS)}: reload the page to look again.`;
+  }
+}
+
+function DeliveryView({ webhookId, delivery, refreshing }: { webhookId: string; delivery: DeliveryDetail; refreshing: 'polling' | 'when due' | undefined }) {
   const body = useMemo(() => prettyJson(delivery.body), [delivery.body]);
   return (
     <>
@@ -88,7 +139,7 @@ function DeliveryView({ webhookId, delivery, refreshing }: { webhookId: string; 
           <StatusBadge status={delivery.status} />
           {delivery.attemptUnderWay && ' An attempt is under way.'}
           {delivery.waitingForActivation && ' Waits for the webhook to be activated.'}
-          {refreshing && <span class="muted"> Refreshes every 3 s.</span>}
+          {refreshing && <span class="muted"> {refreshing === 'polling' ? `Refreshes every ${formatInterval(REFRESH_MS)}.` : 'Refreshes when the next attempt is due.'}</span>}
         </dd>
         <dt>Created</dt>
         <dd>{formatTime(delivery.createdAt)}</dd>
@@ -102,7 +153,7 @@ function DeliveryView({ webhookId, delivery, refreshing }: { webhookId: string; 
           <>
             <dt>Recorded by</dt>
             <dd>
-              <a href={webhookPath(webhookId, 'backfills')}>backfill {delivery.backfillId}</a>
+              <a href={paths.webhook(webhookId, 'backfills')}>backfill {delivery.backfillId}</a>
             </dd>
           </>
         )}
@@ -121,7 +172,7 @@ function DeliveryView({ webhookId, delivery, refreshing }: { webhookId: string; 
         <AttemptTable attempts={delivery.attemptHistory} total={delivery.attempts} />
       )}
       <p>
-        <a href={webhookPath(webhookId, 'deliveries')}>Back to the deliveries</a>
+        <a href={paths.webhook(webhookId, 'deliveries')}>Back to the deliveries</a>
       </p>
     </>
   );

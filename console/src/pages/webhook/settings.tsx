@@ -1,17 +1,26 @@
 import { useMemo } from 'preact/hooks';
 import { answer, api, type Webhook, type WebhookStats } from '../../api/client';
-import { formatCount, formatDuration, formatTime } from '../../format';
-import { useLoad } from '../../hooks';
-import { Chart, type ChartSeries } from '../../ui/chart';
+import { formatTime } from '../../format';
+import { useLoad, type Loaded } from '../../hooks';
+import { Chart } from '../../ui/chart';
 import { ErrorNotice, Loading } from '../../ui/components';
 import { chainLabel, loadChains } from '../chains';
+import { DeactivationReason } from '../deactivation';
+import { attemptSeries, latencySeries, Totals } from '../delivery-figures';
 import { EndpointStateLine } from './endpoint-state';
 
 const STATS_HOURS = 168;
+const STATS_REFRESH_MS = 60_000;
 
-/** The webhook's properties, and its delivery attempts and their latency over the last 7 days. */
+/** The webhook's properties (why it is inactive, when it is), and its delivery attempts and their latency over the last 7 days. */
 export function SettingsTab({ webhook }: { webhook: Webhook }) {
   const chains = useLoad(loadChains, []);
+  // Loaded again when the status changes: the statistics carry the deactivation.
+  const stats = useLoad(
+    (signal) => answer(api.GET('/v1/webhooks/{id}/stats', { params: { path: { id: webhook.id }, query: { hours: STATS_HOURS } }, signal })),
+    [webhook.id, webhook.status],
+    { refreshMs: STATS_REFRESH_MS },
+  );
   const { eventSignatures } = webhook.metadata;
   return (
     <>
@@ -28,6 +37,12 @@ export function SettingsTab({ webhook }: { webhook: Webhook }) {
           <dd class="mono">{webhook.eventType}</dd>
           <dt>Created</dt>
           <dd>{formatTime(webhook.createdAt)}</dd>
+          {webhook.status === 'inactive' && (
+            <>
+              <dt>Inactive</dt>
+              <dd>{stats.data ? <DeactivationReason deactivation={stats.data.deactivation} /> : '—'}</dd>
+            </>
+          )}
           <dt>Include internal transactions</dt>
           <dd>{webhook.includeInternalTxs ? 'Yes' : 'No'}</dd>
           <dt>Include logs</dt>
@@ -48,17 +63,12 @@ export function SettingsTab({ webhook }: { webhook: Webhook }) {
           <dd>{webhook.description || <span class="muted">None</span>}</dd>
         </dl>
       </section>
-      <DeliveryStats webhookId={webhook.id} />
+      <DeliveryStats stats={stats} />
     </>
   );
 }
 
-function DeliveryStats({ webhookId }: { webhookId: string }) {
-  const stats = useLoad(
-    () => answer(api.GET('/v1/webhooks/{id}/stats', { params: { path: { id: webhookId }, query: { hours: STATS_HOURS } } })),
-    [webhookId],
-    { refreshMs: 60_000 },
-  );
+function DeliveryStats({ stats }: { stats: Loaded<WebhookStats> }) {
   return (
     <section class="card" aria-labelledby="webhook-stats">
       <h2 id="webhook-stats">Deliveries over the last 7 days</h2>
@@ -69,46 +79,12 @@ function DeliveryStats({ webhookId }: { webhookId: string }) {
 }
 
 function StatsFigures({ stats }: { stats: WebhookStats }) {
-  const { totals, lastFailure } = stats;
-  const charts = useMemo(() => {
-    const times = stats.hours.map(({ hour }) => hour);
-    const attempts: ChartSeries[] = [
-      { label: 'Succeeded', color: '#1a7f37', values: stats.hours.map(({ succeeded }) => succeeded) },
-      { label: 'Pending', color: '#8a5300', values: stats.hours.map(({ pending }) => pending) },
-      { label: 'Failed', color: '#b42318', values: stats.hours.map(({ failed }) => failed) },
-    ];
-    const latency: ChartSeries[] = (['p50', 'p90', 'p99'] as const).map((percentile, index) => ({
-      label: percentile,
-      color: ['#0b5cad', '#6639ba', '#b42318'][index]!,
-      values: stats.hours.map(({ latencyMs }) => latencyMs?.[percentile] ?? null),
-    }));
-    return { times, attempts, latency };
-  }, [stats]);
+  const { lastFailure } = stats;
+  const charts = useMemo(() => ({ times: stats.hours.map(({ hour }) => hour), attempts: attemptSeries(stats.hours), latency: latencySeries(stats.hours) }), [stats]);
   return (
     <>
       <EndpointStateLine endpoint={stats.endpoint} />
-      <dl class="totals">
-        <div>
-          <dt>Attempts</dt>
-          <dd>{formatCount(totals.attempts)}</dd>
-        </div>
-        <div>
-          <dt>Succeeded</dt>
-          <dd>{formatCount(totals.succeeded)}</dd>
-        </div>
-        <div>
-          <dt>Pending</dt>
-          <dd>{formatCount(totals.pending)}</dd>
-        </div>
-        <div>
-          <dt>Failed</dt>
-          <dd>{formatCount(totals.failed)}</dd>
-        </div>
-        <div>
-          <dt>Latency p50 / p90 / p99</dt>
-          <dd>{totals.latencyMs ? `${formatDuration(totals.latencyMs.p50)} / ${formatDuration(totals.latencyMs.p90)} / ${formatDuration(totals.latencyMs.p99)}` : '—'}</dd>
-        </div>
-      </dl>
+      <Totals totals={stats.totals} />
       <p>
         <strong>Last failure:</strong>{' '}
         {lastFailure ? (

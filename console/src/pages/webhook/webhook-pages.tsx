@@ -3,13 +3,13 @@ import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { answer, api, ApiFailure, type Webhook } from '../../api/client';
 import { useAction, useLoad } from '../../hooks';
+import { paths } from '../../paths';
 import { ErrorNotice, Loading, PageHeader, StatusBadge } from '../../ui/components';
 import { WebhookActions } from '../webhook-actions';
 import { webhookTitle } from '../webhooks';
 import { AddressesTab } from './addresses';
 import { BackfillsTab } from './backfills';
 import { DeliveriesTab } from './deliveries';
-import { deliveryPath, webhookPath } from './links';
 import { SettingsTab } from './settings';
 
 const TABS = [
@@ -19,6 +19,8 @@ const TABS = [
   { section: 'backfills', label: 'Backfills' },
 ] as const;
 type Section = (typeof TABS)[number]['section'];
+/** The webhook is read again now and then: a message out of retries deactivates it. */
+const WEBHOOK_REFRESH_MS = 30_000;
 
 /**
  * `/console/webhooks/<id>` and its tabs: one component for the four routes, so that the webhook is
@@ -26,9 +28,8 @@ type Section = (typeof TABS)[number]['section'];
  */
 export function WebhookPages({ id }: { id: string }) {
   const { path } = useLocation();
-  const section = (path.slice(webhookPath(id).length).replace(/^\//, '') || '') as Section;
-  // Refreshed now and then: a message out of retries deactivates the webhook.
-  const webhook = useLoad(() => answer(api.GET('/v1/webhooks/{id}', { params: { path: { id } } })), [id], { refreshMs: 30_000 });
+  const section = (path.slice(paths.webhook(id).length).replace(/^\//, '') || '') as Section;
+  const webhook = useLoad((signal) => answer(api.GET('/v1/webhooks/{id}', { params: { path: { id } }, signal })), [id], { refreshMs: WEBHOOK_REFRESH_MS });
 
   if (!webhook.data) {
     if (webhook.error) {
@@ -37,7 +38,7 @@ export function WebhookPages({ id }: { id: string }) {
           <PageHeader title={webhook.error instanceof ApiFailure && webhook.error.statusCode === 404 ? 'Webhook not found' : 'Webhook'} />
           <ErrorNotice title="Could not load the webhook" error={webhook.error} />
           <p>
-            <a href="/console/webhooks">Back to the webhooks</a>
+            <a href={paths.webhooks}>Back to the webhooks</a>
           </p>
         </>
       );
@@ -65,7 +66,7 @@ function WebhookFrame(props: { webhook: Webhook; section: Section; onChanged: ()
   return (
     <>
       <nav aria-label="Breadcrumb" class="breadcrumb">
-        <a href="/console/webhooks">Webhooks</a>
+        <a href={paths.webhooks}>Webhooks</a>
       </nav>
       <PageHeader title={webhookTitle(webhook)}>
         <WebhookActions webhook={webhook} onChanged={() => void props.onChanged()} />
@@ -79,7 +80,7 @@ function WebhookFrame(props: { webhook: Webhook; section: Section; onChanged: ()
       <div role="status">
         {testMessageId && (
           <p class="notice notice-success">
-            Test notification queued: <a href={deliveryPath(webhook.id, testMessageId)}>message {testMessageId}</a>
+            Test notification queued: <a href={paths.delivery(webhook.id, testMessageId)}>message {testMessageId}</a>
           </p>
         )}
       </div>
@@ -89,7 +90,7 @@ function WebhookFrame(props: { webhook: Webhook; section: Section; onChanged: ()
         <ul class="tabs">
           {TABS.map((tab) => (
             <li key={tab.section}>
-              <a href={webhookPath(webhook.id, tab.section)} aria-current={tab.section === section ? 'page' : undefined}>
+              <a href={paths.webhook(webhook.id, tab.section)} aria-current={tab.section === section ? 'page' : undefined}>
                 {tab.label}
               </a>
             </li>

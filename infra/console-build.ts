@@ -3,9 +3,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify, stripVTControlCharacters } from 'node:util';
-import { StartupError } from './startup-error';
+import { StartupError } from './local/startup-error';
 
-const PROJECT_ROOT = path.resolve(__dirname, '../..');
+const PROJECT_ROOT = path.resolve(__dirname, '..');
 const CONSOLE_ROOT = path.join(PROJECT_ROOT, 'console');
 
 /** The built console: what the local gateway serves and the CDK stack uploads. */
@@ -140,7 +140,7 @@ function ignoreMissing(error: NodeJS.ErrnoException) {
   if (error.code !== 'ENOENT') throw error;
 }
 
-// `tsx infra/local/console-build.ts`: npm test builds once before its jest lines start, which then find it built.
+// `tsx infra/console-build.ts`: npm test builds once before its jest lines start, which then find it built.
 if (require.main === module) {
   ensureConsoleBuilt().catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : error);
