@@ -125,7 +125,16 @@ function newMessage(account: string, webhookId: string, messageId: string, { eve
     sweepAt: now + sweepGraceMs(),
     attemptLog: [],
     ...(backfillId ? { backfillId } : {}),
+    ...transactionOf(event),
   };
+}
+
+/** The transaction an event is about, for the delivery log; nothing for an event without its hash and block number. */
+function transactionOf(event: unknown): Pick<NewMessage, 'transactionHash' | 'blockNumber'> {
+  const transaction = (event as { transaction?: { txHash?: unknown; blockNumber?: unknown } } | null | undefined)?.transaction;
+  const txHash = transaction?.txHash;
+  const blockNumber = transaction?.blockNumber;
+  return typeof txHash === 'string' && typeof blockNumber === 'string' ? { transactionHash: txHash, blockNumber } : {};
 }
 
 async function activeWebhook(account: string, id: string, action: string): Promise<Webhook> {
@@ -201,6 +210,8 @@ function toDelivery(message: MessageState): Delivery {
     lastDurationMs: last?.durationMs,
     lastError: last?.error,
     backfillId: message.backfillId,
+    transactionHash: message.transactionHash,
+    blockNumber: message.blockNumber,
   };
 }
 

@@ -24,6 +24,14 @@ export const delivery = z.object({
   lastDurationMs: z.number().int().optional(),
   lastError: z.string().optional().describe('Why the last attempt failed: the status, a timeout, a refused connection, a refused target'),
   backfillId: z.string().optional().describe('When a backfill recorded it (rather than the live follower): its id'),
+  transactionHash: z
+    .string()
+    .optional()
+    .describe("The transaction the notification is about (its payload's transaction.txHash); absent on messages recorded before the log kept it"),
+  blockNumber: z
+    .string()
+    .optional()
+    .describe('The number of that transaction\'s block, a decimal string as the payload has it; "0" for a test notification'),
 });
 export type Delivery = z.infer<typeof delivery>;
 

@@ -78,6 +78,9 @@ export interface MessageState extends MessageRef {
   waitingForActivation?: boolean;
   /** The backfill that recorded it, if one did. */
   backfillId?: string;
+  /** The transaction its event is about, and that transaction's block number (a decimal string, "0" for a test notification). */
+  transactionHash?: string;
+  blockNumber?: string;
   /** Parked once: its body was kept past the retention, until it finishes. */
   bodyKept?: boolean;
   /** The attempts, oldest first; the last ATTEMPTS_KEPT of them. */
@@ -166,6 +169,7 @@ const sweptForExpiry = () => !runtimeConfig().storeDeletesExpiredItems;
 const MESSAGE_FIELDS = [
   'account', 'webhookId', 'messageId', 'eventType', 'createdAt', 'status', 'attempts', 'scheduledAttempts',
   'nextAttemptAt', 'sweepAt', 'claimedUntil', 'manual', 'waitingForActivation', 'bodyKept', 'attemptLog', 'expiresAt', 'backfillId',
+  'transactionHash', 'blockNumber',
 ] as const;
 
 export function toMessageState(item: Item): MessageState {

@@ -134,6 +134,7 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     const deliveryLink = page.getByRole('table').getByRole('link').first();
     await deliveryLink.waitFor({ timeout: DELIVERY_SHOWS_WITHIN_MS });
     expect(loads).toBe(0);
+    expect(await page.getByRole('table').locator('tbody tr').first().locator('[data-label="Transaction"]').innerText()).toContain(`${txHash.slice(0, 6)}…${txHash.slice(-4)}`);
     await lookAtPage('webhook-deliveries');
     await deliveryLink.click();
     await settled(page, /^Delivery /);

@@ -114,6 +114,22 @@ describe('a test notification', () => {
     ]);
   });
 
+  it("is logged with its transaction's hash and block number, in the list and the detail", async () => {
+    const target = await receiver();
+    const { key, id } = await setUp(target.url);
+    const messageId = await sendTest(key, id);
+    const [request] = await target.waitFor(1);
+    const { txHash, blockNumber } = JSON.parse(request!.body).event.transaction;
+    expect(txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(blockNumber).toBe('0');
+
+    const detail = await delivery(key, id, messageId);
+    expect(detail).toMatchObject({ transactionHash: txHash, blockNumber: '0' });
+    const log = await client.call('GET', deliveriesPath(id), { key });
+    expect(log.status).toBe(200);
+    expect(log.body.deliveries).toEqual([expect.objectContaining({ messageId, transactionHash: txHash, blockNumber: '0' })]);
+  });
+
   it('is signed with a secret generated at the first notification when the account has none', async () => {
     const target = await receiver();
     const { key, id } = await setUp(target.url, {}, { secret: false });

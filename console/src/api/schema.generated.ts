@@ -471,6 +471,10 @@ export interface components {
                 lastError?: string;
                 /** @description When a backfill recorded it (rather than the live follower): its id */
                 backfillId?: string;
+                /** @description The transaction the notification is about (its payload's transaction.txHash); absent on messages recorded before the log kept it */
+                transactionHash?: string;
+                /** @description The number of that transaction's block, a decimal string as the payload has it; "0" for a test notification */
+                blockNumber?: string;
             }[];
             /** @description The webhook's URL as its recent attempts showed it */
             endpoint: {
@@ -511,6 +515,10 @@ export interface components {
             lastError?: string;
             /** @description When a backfill recorded it (rather than the live follower): its id */
             backfillId?: string;
+            /** @description The transaction the notification is about (its payload's transaction.txHash); absent on messages recorded before the log kept it */
+            transactionHash?: string;
+            /** @description The number of that transaction's block, a decimal string as the payload has it; "0" for a test notification */
+            blockNumber?: string;
             /** @description The body exactly as sent and signed */
             body: string;
             /** @description The last 25 attempts, oldest first */

@@ -99,6 +99,7 @@ function DeliveryTable({ webhookId, deliveries }: { webhookId: string; deliverie
         <thead>
           <tr>
             <th scope="col">Message</th>
+            <th scope="col">Transaction</th>
             <th scope="col">Created</th>
             <th scope="col">Status</th>
             <th scope="col" class="number">
@@ -118,6 +119,9 @@ function DeliveryTable({ webhookId, deliveries }: { webhookId: string; deliverie
               <th scope="row" class="mono break" data-label="Message">
                 <a href={paths.delivery(webhookId, delivery.messageId)}>{delivery.messageId}</a>
               </th>
+              <td data-label="Transaction">
+                <TransactionSummary delivery={delivery} />
+              </td>
               <td data-label="Created">{formatTime(delivery.createdAt)}</td>
               <td data-label="Status">
                 <StatusBadge status={delivery.status} />
@@ -143,6 +147,27 @@ function DeliveryTable({ webhookId, deliveries }: { webhookId: string; deliverie
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** A test notification's block number: its transaction is made up. */
+export const TEST_NOTIFICATION_BLOCK = '0';
+
+/** "0x1234…abcd": enough to tell transactions apart in a list. */
+export const shortHash = (hash: string) => `${hash.slice(0, 6)}…${hash.slice(-4)}`;
+
+/** The message's transaction, its hash shortened on screen and read out whole, and its block; "test notification" for one. */
+function TransactionSummary({ delivery: { transactionHash, blockNumber } }: { delivery: Delivery }) {
+  if (transactionHash === undefined) return <span class="muted">—</span>;
+  if (blockNumber === TEST_NOTIFICATION_BLOCK) return <span class="muted">test notification</span>;
+  return (
+    <>
+      <code>
+        <span aria-hidden="true">{shortHash(transactionHash)}</span>
+        <span class="visually-hidden">{transactionHash}</span>
+      </code>
+      {blockNumber !== undefined && <div class="muted">block {blockNumber}</div>}
+    </>
   );
 }
 

@@ -5,6 +5,7 @@ import { useAction, useLoad } from '../../hooks';
 import { CopyButton, ErrorNotice, Loading, PageHeader, StatusBadge } from '../../ui/components';
 import { paths } from '../../paths';
 import { webhookTitle } from '../webhooks';
+import { TEST_NOTIFICATION_BLOCK } from './deliveries';
 
 /** How often the page is read again while an attempt is under way or due soon, or while a retry's attempt is awaited. */
 const REFRESH_MS = 3000;
@@ -149,6 +150,25 @@ function DeliveryView({ webhookId, delivery, refreshing }: { webhookId: string; 
         <dd>{delivery.status === 'pending' ? formatTime(delivery.nextAttemptAt) : delivery.status === 'succeeded' ? 'None: delivered' : 'None: failed (Retry now sends it once more)'}</dd>
         <dt>Event type</dt>
         <dd class="mono">{delivery.eventType}</dd>
+        {delivery.transactionHash !== undefined && (
+          <>
+            <dt>Transaction</dt>
+            <dd>
+              <code class="break">{delivery.transactionHash}</code>{' '}
+              {delivery.blockNumber === TEST_NOTIFICATION_BLOCK ? (
+                <span class="muted">test notification: no such transaction</span>
+              ) : (
+                <CopyButton text={delivery.transactionHash} label="Copy transaction hash" />
+              )}
+            </dd>
+          </>
+        )}
+        {delivery.blockNumber !== undefined && (
+          <>
+            <dt>Block</dt>
+            <dd>{delivery.blockNumber}</dd>
+          </>
+        )}
         {delivery.backfillId && (
           <>
             <dt>Recorded by</dt>
