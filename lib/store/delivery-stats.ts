@@ -1,16 +1,15 @@
 import { runtimeConfig } from '../config/runtime';
 import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
-import { deleteItem, queryAllItems, queryItems, updateItem, type Item } from './items';
+import { deleteItem, queryAllItems, updateItem, type Item } from './items';
+import { queryTimeIndexItems } from './messages';
 import {
   accountStatsHourKey,
-  GSI3,
   hourOfStatsSortKey,
   retentionEndOf,
   STATS_EXPIRY_PARTITION,
   statsExpiryIndexKey,
   statsHourRange,
-  timeKeyBound,
   webhookStatsHourKey,
   type TableKey,
 } from './table';
@@ -210,13 +209,7 @@ const EXPIRED_BATCH = 100;
 export async function deleteExpiredStats(now: number, deadline: number): Promise<number> {
   let deleted = 0;
   while (Date.now() < deadline) {
-    const { items } = await queryItems({
-      TableName: tableName(),
-      IndexName: GSI3.indexName,
-      KeyConditionExpression: `${GSI3.partitionKey} = :pk AND ${GSI3.sortKey} <= :now`,
-      ExpressionAttributeValues: { ':pk': STATS_EXPIRY_PARTITION, ':now': timeKeyBound(now) },
-      Limit: EXPIRED_BATCH,
-    });
+    const items = await queryTimeIndexItems(STATS_EXPIRY_PARTITION, now, EXPIRED_BATCH);
     for (const { pk, sk } of items) {
       // Unless written since it was read: a write sets its expiry again (the same one, for its hour).
       const gone = await conditionHeld(

@@ -674,8 +674,8 @@ export async function* expiredMessageBatches(now: number): AsyncGenerator<Messag
   }
 }
 
-/** Messages of one gsi3 partition whose time has come: due ones, or expired ones. */
-async function queryTimeIndex(partition: string, now: number, limit: number): Promise<Array<MessageRef & { at: number }>> {
+/** The items of one gsi3 partition whose time has come (due, or expired), at most `limit`, earliest first. */
+export async function queryTimeIndexItems(partition: string, now: number, limit: number): Promise<Item[]> {
   const page = await queryItems({
     TableName: tableName(),
     IndexName: GSI3.indexName,
@@ -683,7 +683,13 @@ async function queryTimeIndex(partition: string, now: number, limit: number): Pr
     ExpressionAttributeValues: { ':pk': partition, ':now': timeKeyBound(now) },
     Limit: limit,
   });
-  return page.items.map((item) => ({ ...messageRefOfKey(item as TableKey), at: Number(String(item.gsi3sk).split('#')[0]) }));
+  return page.items;
+}
+
+/** Messages of one gsi3 partition whose time has come: due ones, or expired ones. */
+async function queryTimeIndex(partition: string, now: number, limit: number): Promise<Array<MessageRef & { at: number }>> {
+  const items = await queryTimeIndexItems(partition, now, limit);
+  return items.map((item) => ({ ...messageRefOfKey(item as TableKey), at: Number(String(item.gsi3sk).split('#')[0]) }));
 }
 
 /** Deletes a message, and its body, if it is still finished and expired (a retry may have brought it back). */

@@ -157,41 +157,14 @@ function StartBackfillForm({ webhook, onStarted }: { webhook: Webhook; onStarted
           void start.run();
         }}
       >
-        <Field label="From block" error={fields.fromBlock}>
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              type="number"
-              inputMode="numeric"
-              min={0}
-              step={1}
-              value={fromBlock}
-              onInput={(event) => setFromBlock(event.currentTarget.value)}
-              aria-describedby={describedBy}
-              aria-invalid={invalid || undefined}
-              required
-            />
-          )}
-        </Field>
-        <Field
+        <BlockField label="From block" error={fields.fromBlock} value={fromBlock} onInput={setFromBlock} required />
+        <BlockField
           label="To block"
           error={fields.toBlock}
           hint={checkpoint !== undefined ? `Optional: by default the chain's checkpoint, block ${formatCount(checkpoint)}.` : "Optional: by default the chain's checkpoint."}
-        >
-          {({ id, describedBy, invalid }) => (
-            <input
-              id={id}
-              type="number"
-              inputMode="numeric"
-              min={0}
-              step={1}
-              value={toBlock}
-              onInput={(event) => setToBlock(event.currentTarget.value)}
-              aria-describedby={describedBy}
-              aria-invalid={invalid || undefined}
-            />
-          )}
-        </Field>
+          value={toBlock}
+          onInput={setToBlock}
+        />
         <button type="submit" class="primary" disabled={start.busy}>
           {start.busy ? 'Starting…' : 'Start backfill'}
         </button>
@@ -208,5 +181,27 @@ function StartBackfillForm({ webhook, onStarted }: { webhook: Webhook; onStarted
         </p>
       )}
     </section>
+  );
+}
+
+/** A block number's field, with the API's 400 for it beside it. */
+function BlockField(props: { label: string; error?: string; hint?: string; value: string; onInput: (value: string) => void; required?: boolean }) {
+  return (
+    <Field label={props.label} error={props.error} hint={props.hint}>
+      {({ id, describedBy, invalid }) => (
+        <input
+          id={id}
+          type="number"
+          inputMode="numeric"
+          min={0}
+          step={1}
+          value={props.value}
+          onInput={(event) => props.onInput(event.currentTarget.value)}
+          aria-describedby={describedBy}
+          aria-invalid={invalid || undefined}
+          required={props.required}
+        />
+      )}
+    </Field>
   );
 }
