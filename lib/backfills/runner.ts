@@ -1,7 +1,7 @@
 /**
  * A chain's backfill runner: one per chain at a time (its lease), so that the chain's backfills share
  * one RPC pace and leave the rest of the node to the live follower. It works on up to
- * `concurrencyPerChain` running backfills at once, each for a turn of TURN_MS and then the longest
+ * `concurrencyPerChain` running backfills at once, each for a turn (`turnSeconds`) and then the longest
  * waiting (so that no account's long backfills hold the chain's backfills up), block run after block run in
  * order: fetched, matched for the backfill's webhook alone, recorded (through the follower's own
  * code, with the same message ids), then the backfill's checkpoint moved. A crash anywhere makes the
@@ -51,8 +51,6 @@ const RUN_SECONDS = 2;
  * fails: a node that answers `null` or "missing trie node" for an old block has pruned it.
  */
 export const UNREADABLE_BLOCK_ATTEMPTS = 4;
-/** How long a backfill is worked on before those waiting for their turn go first. */
-export const TURN_MS = 10_000;
 /** How often the running backfills are looked for while fewer than the concurrency are being worked on. */
 const LOOK_FOR_WORK_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;
@@ -74,6 +72,9 @@ export async function runBackfills(chain: ChainSettings, options: BackfillRunOpt
   const stop = () => stopping.abort();
   signal.addEventListener('abort', stop, { once: true });
   const working = new Map<string, Promise<void>>();
+  // Kept from one turn on a backfill to the next, least recently worked on first: its failures in a row
+  // count across turns, so that a block that fails it (a pruned one) does however few attempts fit in one.
+  const works = new Map<string, BackfillWork>();
   let leaseUntil = 0;
   try {
     while (!signal.aborted && Date.now() < deadline) {
@@ -90,6 +91,7 @@ export async function runBackfills(chain: ChainSettings, options: BackfillRunOpt
           // Lost, or held by another runner: the backfills under way stop after their run.
           stopping.abort();
           await Promise.all(working.values());
+          works.clear();
           stopping = new AbortController();
           await sleep(Math.min(leaseMs / 3, 5_000, deadline - Date.now()), signal);
           continue;
@@ -100,8 +102,19 @@ export async function runBackfills(chain: ChainSettings, options: BackfillRunOpt
           for (const record of await runningBackfillsOfChain(chain.chainId, settings.concurrencyPerChain * 2)) {
             if (working.size >= settings.concurrencyPerChain) break;
             if (working.has(record.backfillId)) continue;
-            const runner = new BackfillWork(record, node, options.queue, chain, log, stopping.signal, deadline, maxRunBlocks);
-            working.set(record.backfillId, runner.run().finally(() => working.delete(record.backfillId)));
+            const { backfillId } = record;
+            const work = works.get(backfillId) ?? new BackfillWork(record, node, options.queue, chain, log, deadline, maxRunBlocks, settings.turnSeconds * 1000);
+            works.delete(backfillId);
+            works.set(backfillId, work);
+            const turn = work.run(stopping.signal).then((ended) => {
+              if (ended) works.delete(backfillId);
+            });
+            working.set(backfillId, turn.finally(() => working.delete(backfillId)));
+          }
+          // Those the runner has not worked on lately (cancelled while waiting, say) are forgotten beyond the few it lists.
+          for (const backfillId of works.keys()) {
+            if (works.size <= settings.concurrencyPerChain * 2) break;
+            if (!working.has(backfillId)) works.delete(backfillId);
           }
         } catch (error) {
           log.warn('running backfills not read; asked again', { chainId: chain.chainId, error: (error as Error).message });
@@ -134,7 +147,7 @@ class CountingQueue implements QueueSender {
   }
 }
 
-/** One backfill, worked on until it ends, the runner stops, or its deadline passes. */
+/** One backfill, worked on a turn at a time until it ends, the runner stops, or its deadline passes. */
 class BackfillWork {
   /** The next block when it could not be read, and how many times in a row. */
   private unreadable: { number: number; attempts: number } | undefined;
@@ -152,28 +165,34 @@ class BackfillWork {
     queue: QueueSender,
     private readonly chain: ChainSettings,
     private readonly log: Logger,
-    private readonly signal: AbortSignal,
     private readonly deadline: number,
     /** The longest run: RUN_SECONDS of the backfill's share of the chain's pace. */
     private readonly maxRunBlocks: number,
+    private readonly turnMs: number,
   ) {
     this.queue = new CountingQueue(queue);
     this.follower = new ChainFollower(chain, log, this.queue, node);
   }
 
-  /** Works on the backfill for a turn, or until it ends or the runner stops. */
-  async run(): Promise<void> {
-    this.until = Math.min(this.deadline, Date.now() + TURN_MS);
-    while (!this.signal.aborted && Date.now() < this.until) {
-      try {
-        if (!(await this.step())) return;
-        this.failures = 0;
-      } catch (error) {
-        this.failures += 1;
-        const wait = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(this.failures - 1, 6));
-        this.log.warn('backfill run failed; taken again', { ...this.details(), error: describeFault(error, this.chain.rpcUrl), retryInMs: wait });
-        await sleep(wait, this.signal);
+  /** Works on the backfill for a turn, or until the runner stops; true once it is no longer running. */
+  async run(signal: AbortSignal): Promise<boolean> {
+    this.until = Math.min(this.deadline, Date.now() + this.turnMs);
+    try {
+      while (!signal.aborted && Date.now() < this.until) {
+        try {
+          if (!(await this.step())) return true;
+          this.failures = 0;
+        } catch (error) {
+          this.failures += 1;
+          const wait = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(this.failures - 1, 6));
+          this.log.warn('backfill run failed; taken again', { ...this.details(), error: describeFault(error, this.chain.rpcUrl), retryInMs: wait });
+          await sleep(wait, signal);
+        }
       }
+      return false;
+    } finally {
+      // Not held while others have their turn.
+      this.follower.forgetPrefetched();
     }
   }
 

@@ -153,6 +153,10 @@ export class ChainFollower {
     this.prefetched = { first, last, blocks: this.fetchBlocks(first, last) };
   }
 
+  forgetPrefetched() {
+    this.prefetched = undefined;
+  }
+
   /** The blocks from `first` to `last`, each fetched or failed: those prefetched, else asked for now. */
   blocksFrom(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
     const prefetched = this.prefetched;

@@ -159,6 +159,7 @@ export function readRuntimeConfig(env: NodeJS.ProcessEnv, stage: StageSettings =
       runningPerAccount: positiveInteger(env, 'BACKFILL_RUNNING_PER_ACCOUNT') ?? stage.backfills.runningPerAccount,
       rpcRequestsPerSecond: positiveNumber(env, 'BACKFILL_RPC_REQUESTS_PER_SECOND') ?? stage.backfills.rpcRequestsPerSecond,
       concurrencyPerChain: positiveInteger(env, 'BACKFILL_CONCURRENCY_PER_CHAIN') ?? stage.backfills.concurrencyPerChain,
+      turnSeconds: positiveNumber(env, 'BACKFILL_TURN_SECONDS') ?? stage.backfills.turnSeconds,
       keptPerWebhook: positiveInteger(env, 'BACKFILL_KEPT_PER_WEBHOOK') ?? stage.backfills.keptPerWebhook,
     },
     deliveryQueueUrl: env.DELIVERY_QUEUE_URL || undefined,

@@ -81,6 +81,8 @@ export interface BackfillSettings {
   rpcRequestsPerSecond: number;
   /** Backfills of one chain worked on at once; the others wait their turn, oldest first. */
   concurrencyPerChain: number;
+  /** How long a backfill is worked on before those waiting for their turn go first. */
+  turnSeconds: number;
   /** The backfills a webhook keeps (the newest): starting another deletes the oldest ended one beyond it. */
   keptPerWebhook: number;
 }
@@ -129,7 +131,7 @@ const delivery: DeliverySettings = {
   dueIndexShards: 8,
 }
 
-const backfills: BackfillSettings = { maxBlocks: 1_000_000, runningPerAccount: 3, rpcRequestsPerSecond: 100, concurrencyPerChain: 4, keptPerWebhook: 100 };
+const backfills: BackfillSettings = { maxBlocks: 1_000_000, runningPerAccount: 3, rpcRequestsPerSecond: 100, concurrencyPerChain: 4, turnSeconds: 10, keptPerWebhook: 100 };
 
 const standardPlans: Record<UsagePlanName, UsagePlanSettings> = {
   standard: { rateLimit: 100, burstLimit: 200, quota: { limit: 1_000_000, period: 'MONTH' } },

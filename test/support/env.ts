@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import '../../infra/local/node-version-warning';
 // Tests assert on responses, not log lines; LOG_LEVEL=INFO npx jest shows them.
-process.env.POWERTOOLS_LOG_LEVEL ??= process.env.LOG_LEVEL ?? 'SILENT';
+process.env.POWERTOOLS_LOG_LEVEL ||= process.env.LOG_LEVEL || 'SILENT';
 
 // The test files share one DynamoDB Local (npm run test:dynamodb-local), where each would see the
 // others' items in its table (a scan, a chain's checkpoint and lease). DynamoDB Local keeps the

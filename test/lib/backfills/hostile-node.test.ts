@@ -87,7 +87,7 @@ afterEach(() => Object.assign(pruning, { read: '', horizon: 0, answer: 'null', r
 
 // The service's follower and backfill runner both read the chain through the gate and the proxy.
 const client = useLocalService(
-  { DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1', BACKFILL_RPC_REQUESTS_PER_SECOND: '2000', BACKFILL_MAX_BLOCKS: '5000', BACKFILL_RUNNING_PER_ACCOUNT: '1' },
+  { DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1', BACKFILL_RPC_REQUESTS_PER_SECOND: '2000', BACKFILL_MAX_BLOCKS: '5000', BACKFILL_RUNNING_PER_ACCOUNT: '1', BACKFILL_TURN_SECONDS: '1' },
   () => ({ chains: [devChainSettings(CHAIN_ID, gate.url)] }),
 );
 const { watch } = chainWebhooks(client, CHAIN_ID);
