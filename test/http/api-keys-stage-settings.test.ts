@@ -1,4 +1,3 @@
-import './support/verbose-logs';
 import { randomAccount } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { expectError } from './support/expectations';
