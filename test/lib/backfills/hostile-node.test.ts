@@ -85,7 +85,8 @@ afterAll(async () => {
 });
 afterEach(() => Object.assign(pruning, { read: '', horizon: 0, answer: 'null', readServed: false, from: undefined }));
 
-// The service's follower and backfill runner both read the chain through the gate and the proxy.
+// The service's follower and backfill runner both read the chain through the gate and the proxy. Turns of
+// 1 s: fewer attempts fit in one than fail a pruned block (4) or quarantine a poison one (5).
 const client = useLocalService(
   { DELIVERY_RETRY_SCHEDULE: '0.2,0.4', DELIVERY_TIMEOUT_SECONDS: '1', BACKFILL_RPC_REQUESTS_PER_SECOND: '2000', BACKFILL_MAX_BLOCKS: '5000', BACKFILL_RUNNING_PER_ACCOUNT: '1', BACKFILL_TURN_SECONDS: '1' },
   () => ({ chains: [devChainSettings(CHAIN_ID, gate.url)] }),
