@@ -10,10 +10,10 @@ import { usagePlanOf, type DeployedStage } from './deployed-stage';
  */
 export async function createKey(
   account: string,
-  options: { deployed?: DeployedStage; plan: UsagePlanName; apiGateway?: APIGatewayClient },
+  options: { deployed?: DeployedStage; plan: UsagePlanName; name?: string; apiGateway?: APIGatewayClient },
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  const { deployed, plan, apiGateway = new APIGatewayClient({}) } = options;
-  return createKeyWithGatewayKey(account, deployed && usagePlanOf(deployed, plan), apiGateway);
+  const { deployed, plan, name, apiGateway = new APIGatewayClient({}) } = options;
+  return createKeyWithGatewayKey(account, deployed && usagePlanOf(deployed, plan), apiGateway, { name });
 }
 
 /** A key to revoke: the key itself (read from a file or stdin), or the id `keys list` shows. */

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_DYNAMODB_PORT, runtimeConfig } from '../lib/config/runtime';
 import { stageSettings, type UsagePlanName } from '../lib/config/stages';
 import { API_KEY_ID_PATTERN, apiKeyId, isApiKeyForm, listApiKeys } from '../lib/keys/api-keys';
+import { name } from '../lib/schemas/fields';
 import { describeDeployedStage, type DeployedStage } from './deployed-stage';
 import { createKey, revokeKey, type RevocationTarget } from './key-commands';
 import { dataDirOf, DEFAULT_DATA_DIR, ensureStoreCredential, makeDataDirPrivate } from './local/data-dir';
@@ -13,8 +14,8 @@ import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './loc
 import { useRunningStore } from './local/running-store';
 
 const USAGE = `Usage:
-  npm run keys -- create --account <name> [--stage <stage>] [--plan standard|unlimited]
-      create a key (and the account, if new); the key is the last line printed
+  npm run keys -- create --account <name> [--name <label>] [--stage <stage>] [--plan standard|unlimited]
+      create a key (and the account, if new), labelled <label> in listings; the key is the last line printed
   npm run keys -- list --account <name> [--stage <stage>]
       list an account's keys (ids only: keys are never stored)
   npm run keys -- revoke <key id> --account <name> [--stage <stage>]
@@ -42,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
       account: { type: 'string' },
       stage: { type: 'string' },
       plan: { type: 'string', default: 'standard' },
+      name: { type: 'string' },
       'key-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -54,6 +56,7 @@ async function main(argv: string[]): Promise<number> {
   if (!COMMANDS.includes(command)) throw new UsageError(`Unknown command '${command}'`);
   const plan = values.plan as UsagePlanName;
   if (!PLANS.includes(plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
+  const keyName = values.name === undefined ? undefined : keyNameOf(values.name);
 
   // Before any store is opened: a refused command changes nothing.
   const revocationTarget = command === 'revoke' ? await revocationTargetOf(rest, values) : undefined;
@@ -62,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (command === 'create') {
       const account = requireAccount(values.account);
-      const { key, record } = await createKey(account, { deployed, plan });
+      const { key, record } = await createKey(account, { deployed, plan, name: keyName });
       process.stdout.write(`Created key ${record.keyId} for account '${account}'${deployed ? ` (usage plan ${plan})` : ''}. It is shown only this once:\n${key}\n`);
       return 0;
     }
@@ -72,7 +75,8 @@ async function main(argv: string[]): Promise<number> {
         const state = record.revokedAt ? `revoked ${record.revokedAt}` : 'active';
         // Made before usage identifiers: its API Gateway key's value is the key itself.
         const exposed = record.apiGatewayKeyId && !record.usageIdentifier && !record.revokedAt ? '  held by API Gateway: replace it' : '';
-        process.stdout.write(`${record.keyId}  created ${record.createdAt}  ${state}${record.usagePlan ? `  plan ${record.usagePlan}` : ''}${exposed}\n`);
+        const label = record.name ? `  ${JSON.stringify(record.name)}` : '';
+        process.stdout.write(`${record.keyId}${label}  created ${record.createdAt}  ${state}${record.usagePlan ? `  plan ${record.usagePlan}` : ''}${exposed}\n`);
       }
       if (records.length === 0) process.stdout.write('No keys.\n');
       return 0;
@@ -116,6 +120,13 @@ async function revocationTargetOf(rest: string[], values: { account?: string; 'k
   }
   if (!API_KEY_ID_PATTERN.test(keyId)) throw new UsageError(`'${keyId}' is not a key id: 12 hex digits, as keys list shows them`);
   return { account: requireAccount(values.account), keyId };
+}
+
+/** --name, as the API's `name` allows it. */
+function keyNameOf(value: string): string {
+  const parsed = name.safeParse(value);
+  if (!parsed.success) throw new UsageError(`--name ${parsed.error.issues[0]!.message}`);
+  return parsed.data;
 }
 
 async function readStdin(): Promise<string> {

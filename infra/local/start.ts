@@ -86,7 +86,7 @@ interface DevKey {
  * only that file's path is printed, so that the key is never in a log.
  */
 async function firstDevKey(service: LocalService, dataDir: string): Promise<DevKey> {
-  const { key } = await createApiKey(DEV_ACCOUNT);
+  const { key } = await createApiKey(DEV_ACCOUNT, { name: 'npm start' });
   const tryIt = (keyValue: string) => `  curl -s -H "${API_KEY_HEADER}: ${keyValue}" '${service.url}/v1/webhooks?pageSize=10'`;
   if (process.stdout.isTTY) {
     return {

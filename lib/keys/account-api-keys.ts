@@ -7,7 +7,7 @@ import { accountKeyCount, countNewApiKey, uncountApiKey } from '../limits/api-ke
 import { countApiKeyCreation } from '../limits/call-rates';
 import { logger } from '../logger';
 import { pageTokens } from '../page-token';
-import type { ApiKey, ApiKeyList, CreatedApiKey, ListApiKeysQuery } from '../schemas/api-keys';
+import type { ApiKey, ApiKeyList, CreateApiKeyBody, CreatedApiKey, ListApiKeysQuery } from '../schemas/api-keys';
 import { getApiKeyItem, queryAccountApiKeyPage, queryAccountApiKeysWithId, type ApiKeyPagePosition } from '../store/api-keys';
 import { keyWithId, revokeStoredKey, type ApiKeyRecord, type Revocation } from './api-keys';
 import { createKeyWithGatewayKey, deleteGatewayKeyOf, usagePlanIdNamed, type UsagePlanPlacement } from './gateway-keys';
@@ -22,6 +22,7 @@ import { createKeyWithGatewayKey, deleteGatewayKeyOf, usagePlanIdNamed, type Usa
 
 const toApiKey = (record: ApiKeyRecord, callerKeyId: string | undefined): ApiKey => ({
   keyId: record.keyId,
+  name: record.name,
   createdAt: Date.parse(record.createdAt),
   lastUsedAt: record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt),
   revokedAt: record.revokedAt === undefined ? undefined : Date.parse(record.revokedAt),
@@ -79,11 +80,16 @@ async function callingKey(account: string, callerKeyId: string | undefined): Pro
   return caller;
 }
 
-export async function createAccountApiKey(account: string, callerKeyId: string | undefined, apiGateway = new APIGatewayClient({})): Promise<CreatedApiKey> {
+export async function createAccountApiKey(
+  account: string,
+  callerKeyId: string | undefined,
+  { name }: CreateApiKeyBody = {},
+  apiGateway = new APIGatewayClient({}),
+): Promise<CreatedApiKey> {
   const caller = await callingKey(account, callerKeyId);
   await countApiKeyCreation(account);
   const placement = await usagePlanPlacement(caller.record.usagePlan, apiGateway);
-  const { key, record } = await withGatewayThrottling(() => createKeyWithGatewayKey(account, placement, apiGateway, { limited: true }));
+  const { key, record } = await withGatewayThrottling(() => createKeyWithGatewayKey(account, placement, apiGateway, { limited: true, name }));
   return { ...toApiKey(record, callerKeyId), key };
 }
 

@@ -91,16 +91,17 @@ export async function countNewKey(account: string, { generated, limited }: { gen
 }
 
 /**
- * Writes the item of a counted key; `gateway` records the API Gateway key made for it on AWS. If the
- * write fails, the key's count is given back. The key itself is returned once, never stored.
+ * Writes the item of a counted key, with its `name` when it has one; `gateway` records the API Gateway
+ * key made for it on AWS. If the write fails, the key's count is given back. The key itself is returned
+ * once, never stored.
  */
 export async function storeCountedKey(
   account: string,
   counted: CountedNewKey,
-  gateway?: { apiGatewayKeyId: string; usagePlan: string },
+  { gateway, name }: { gateway?: { apiGatewayKeyId: string; usagePlan: string }; name?: string } = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const { key, keyHash, keyId, usageIdentifier } = counted;
-  const record: ApiKeyRecord = { keyId, account, createdAt: new Date().toISOString(), usageIdentifier, ...gateway };
+  const record: ApiKeyRecord = { keyId, account, ...(name ? { name } : {}), createdAt: new Date().toISOString(), usageIdentifier, ...gateway };
   try {
     await putApiKeyItem(keyHash, record);
   } catch (error) {
@@ -123,10 +124,10 @@ export async function giveBackCount(account: string, counted: CountedNewKey): Pr
  */
 export async function createApiKey(
   account: string,
-  options: { generated?: NewApiKey; gateway?: { apiGatewayKeyId: string; usagePlan: string } } = {},
+  options: { generated?: NewApiKey; gateway?: { apiGatewayKeyId: string; usagePlan: string }; name?: string } = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const counted = await countNewKey(account, { generated: options.generated, limited: false });
-  return storeCountedKey(account, counted, options.gateway);
+  return storeCountedKey(account, counted, { gateway: options.gateway, name: options.name });
 }
 
 /** How precisely lastUsedAt is kept: it is written at most once per key in this time, whatever the key's traffic. */

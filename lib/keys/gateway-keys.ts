@@ -99,7 +99,7 @@ export async function createKeyWithGatewayKey(
   account: string,
   placement: UsagePlanPlacement | undefined,
   apiGateway?: APIGatewayClient,
-  { limited = false }: { limited?: boolean } = {},
+  { limited = false, name }: { limited?: boolean; name?: string } = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const counted = await countNewKey(account, { limited });
   const client = placement && (apiGateway ?? new APIGatewayClient({}));
@@ -113,7 +113,7 @@ export async function createKeyWithGatewayKey(
     await giveBackCount(account, counted);
     throw error;
   }
-  return storeCountedKey(account, counted, gateway).catch(async (error: unknown) => {
+  return storeCountedKey(account, counted, { gateway, name }).catch(async (error: unknown) => {
     if (gateway) await deleteGatewayKey(gateway.apiGatewayKeyId, client);
     throw error;
   });

@@ -1,5 +1,5 @@
 import * as z from './zod';
-import { expected, nextPageToken, pageSize, pageToken } from './fields';
+import { expected, MAX_NAME_LENGTH, name, nextPageToken, pageSize, pageToken } from './fields';
 
 export const apiKeyPath = z.strictObject({
   keyId: z
@@ -11,12 +11,16 @@ export const apiKeyPath = z.strictObject({
 export const listApiKeysQuery = z.strictObject({ pageToken, pageSize });
 export type ListApiKeysQuery = z.infer<typeof listApiKeysQuery>;
 
-/** Any JSON object, or no body: a key has nothing to choose. */
-export const createApiKeyBody = z.object({}).optional();
+const keyName = name.describe(`A label for the key (what or who uses it), at most ${MAX_NAME_LENGTH} characters; shown in listings, never needed to use the key`);
+
+/** A JSON object, or no body: only `name` is read. */
+export const createApiKeyBody = z.object({ name: keyName.optional() }).optional();
+export type CreateApiKeyBody = NonNullable<z.infer<typeof createApiKeyBody>>;
 
 /** An API key as the account's listing shows it: never the key itself. Times are milliseconds since the epoch. */
 export const apiKey = z.object({
   keyId: z.string().describe('The first 12 hex digits of the key\'s SHA-256: names the key without revealing it'),
+  name: keyName.optional(),
   createdAt: z.number().int(),
   lastUsedAt: z.number().int().optional().describe('When the key last authorized a call, to within an hour; absent if it never has'),
   revokedAt: z.number().int().optional().describe('When revoked: the key no longer authorizes calls (within the authorizer cache\'s 60 seconds)'),

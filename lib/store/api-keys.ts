@@ -8,6 +8,8 @@ export interface ApiKeyRecord {
   /** First 12 hex digits of the key's hash: names a key in listings without revealing it. */
   keyId: string;
   account: string;
+  /** The caller's label for the key, given when it was made. */
+  name?: string;
   createdAt: string;
   revokedAt?: string;
   /** When the key last authorized a call, to within an hour (lib/keys/api-keys.ts). */
@@ -226,6 +228,6 @@ export async function queryAccountApiKeys(account: string): Promise<{ keyHash: s
 }
 
 function toRecord(item: Item): ApiKeyRecord {
-  const { keyId, account, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan } = item as unknown as ApiKeyRecord;
-  return { keyId, account, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan };
+  const { keyId, account, name, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan } = item as unknown as ApiKeyRecord;
+  return { keyId, account, name, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan };
 }

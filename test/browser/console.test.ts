@@ -182,10 +182,11 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     expect(secretAfter).not.toBe(secretBefore);
     await screenshot(page, 'secret-rotated');
 
-    // A new key, read from "New key", revoked by its id.
+    // A new key with a name, read from "New key", listed with its name, revoked by its id.
     await page.getByRole('link', { name: 'API keys' }).click();
     await settled(page, 'API keys');
     await lookAtPage('api-keys');
+    await page.getByLabel('Name of the new key (optional)').fill('CI pipeline');
     await page.getByRole('button', { name: 'Create key' }).click();
     const newKey = await page.getByLabel('New key', { exact: true }).inputValue();
     expect(newKey).toMatch(/^whk_/);
@@ -193,7 +194,10 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     await page.getByRole('button', { name: 'I have stored it' }).click();
     expect(await page.getByLabel('New key', { exact: true }).count()).toBe(0);
     const newKeyId = keyIdOf(newKey);
+    await page.getByRole('row').filter({ hasText: newKeyId }).filter({ hasText: 'CI pipeline' }).waitFor();
+    expect(await page.getByLabel('Name of the new key (optional)').inputValue()).toBe('');
     await page.getByRole('button', { name: `Revoke key ${newKeyId}` }).click();
+    await page.getByRole('dialog').getByRole('heading', { name: `Revoke key ${newKeyId} (CI pipeline)?` }).waitFor();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke', exact: true }).click();
     await page.getByRole('status').filter({ hasText: `Key ${newKeyId} was revoked` }).waitFor();
     expect(await page.getByRole('button', { name: `Revoke key ${newKeyId}` }).count()).toBe(0);

@@ -73,12 +73,38 @@ describe('POST /v1/apiKeys', () => {
   it.each([
     ['no body', undefined],
     ['an empty object', {}],
-    ['an object with unknown fields', { name: 'ci', scopes: ['all'] }],
-  ])('accepts %s as the body and ignores it', async (_, body) => {
+    ['an empty name', { name: '' }],
+    ['an object with unknown fields', { scopes: ['all'] }],
+  ])('accepts %s as the body, and makes a key without a name', async (_, body) => {
     const { key } = await newAccount();
     const response = await create(key, body);
     expect(response.status).toBe(201);
     keysSeen.push(response.body.key);
+    expect(response.body.name).toBeUndefined();
+    expect((await allKeys(key)).find((listed) => listed.keyId === response.body.keyId)).not.toHaveProperty('name');
+  });
+
+  it('keeps the name given to a key, answers it and lists it', async () => {
+    const { key } = await newAccount();
+    const name = 'CI — déploiement 🚀 "quoted"';
+    const response = await create(key, { name, scopes: ['ignored'] });
+    expect(response.status).toBe(201);
+    keysSeen.push(response.body.key);
+    expect(response.body).toMatchObject({ keyId: expect.any(String), name });
+    expect((await allKeys(key)).find((listed) => listed.keyId === response.body.keyId)).toMatchObject({ name });
+    expect((await revoke(key, response.body.keyId)).body).toMatchObject({ keyId: response.body.keyId, name, revokedAt: expect.any(Number) });
+  });
+
+  it.each([
+    ['a number', 7, /^Invalid body field name: must be a string/],
+    ['257 characters', 'k'.repeat(257), /^Invalid body field name: must be at most 256 characters$/],
+    ['a control character', 'ci\u0007', /^Invalid body field name: must not contain control characters/],
+  ])('answers 400 naming name to %s, and makes no key', async (_, name, message) => {
+    const { key } = await newAccount();
+    const before = await allKeys(key);
+    const refused = expectError(await create(key, { name }), 400);
+    expect(refused).toMatch(message);
+    expect(await allKeys(key)).toEqual(before);
   });
 
   it(`answers 400 naming the limit once the account has ${MAX_KEYS} keys not revoked, and counts a revoked key no more`, async () => {

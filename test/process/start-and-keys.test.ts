@@ -48,6 +48,8 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
       created.push(response.body.id as string);
     }
     const secret = (await call(first, key, 'POST', '/v1/webhooks:generateOrRotateSharedSecret')).body.secret;
+    // The key npm start made says so in the account's listing.
+    expect((await call(first, key, 'GET', '/v1/apiKeys')).body.apiKeys).toEqual([expect.objectContaining({ name: 'npm start', current: true })]);
     const firstPage = await call(first, key, 'GET', '/v1/webhooks?pageSize=2');
     expect(firstPage.body.webhooks.map((webhook: { id: string }) => webhook.id)).toEqual([created[2], created[1]]);
 
@@ -102,10 +104,12 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     expect(requests.some((line) => line.account === 'acme')).toBe(true);
 
     // With no server running, the CLI opens the data directory itself, and says so.
-    const offline = await runScript('infra/keys-cli.ts', ['create', '--account', 'beta'], { ...env(), DYNAMODB_PORT: String(first.dynamoDbPort) });
+    const offlineEnv = { ...env(), DYNAMODB_PORT: String(first.dynamoDbPort) };
+    const offline = await runScript('infra/keys-cli.ts', ['create', '--account', 'beta', '--name', 'billing service'], offlineEnv);
     expect(offline.code).toBe(0);
     expect(offline.stderr).toContain(`using the data directory ${path.join(dataDirPath(), 'dynamodb')} (DATA_DIR)`);
     expect(offline.stderr).not.toContain('had no table yet');
+    expect((await runScript('infra/keys-cli.ts', ['list', '--account', 'beta'], offlineEnv)).stdout).toMatch(/^[0-9a-f]{12} {2}"billing service" {2}created \S+ {2}active$/m);
 
     // Second start on the same directory: no new dev key, same data, old page token still valid.
     const second = await startServerProcess(env());
@@ -136,6 +140,13 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
     const result = await runScript('infra/keys-cli.ts', ['frobnicate'], env());
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("Unknown command 'frobnicate'");
+  });
+
+  it('refuses a --name the API would refuse, with status 2, before opening a store', async () => {
+    const result = await runScript('infra/keys-cli.ts', ['create', '--account', 'gamma', '--name', 'k'.repeat(257)], env());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--name must be at most 256 characters');
+    expect(result.stderr).not.toMatch(/DYNAMODB|data directory/);
   });
 });
 

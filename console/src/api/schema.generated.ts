@@ -11,7 +11,7 @@ export interface paths {
         put?: never;
         /**
          * Generate or rotate the shared secret
-         * @description Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. A request body is not needed: an empty body or any JSON object is ignored.
+         * @description Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. The body is optional: `name` labels the key in listings; other fields are ignored.
          */
         post: operations["generateOrRotateSharedSecret"];
         delete?: never;
@@ -343,7 +343,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key for the account
-         * @description Makes a new key for the caller's account, under the calling key's usage plan, and answers it, shown this once: only its SHA-256 is kept. Any key of the account may make keys, until it is revoked (at once, whatever the authorizer's cache). An account holds at most 20 keys that are not revoked (a 400 naming the limit past that) and may create at most 10 a minute (a 429 with Retry-After). A calling key whose usage plan the stage no longer offers is a 409. A request body is not needed: an empty body or any JSON object is ignored.
+         * @description Makes a new key for the caller's account, under the calling key's usage plan, and answers it, shown this once: only its SHA-256 is kept. Any key of the account may make keys, until it is revoked (at once, whatever the authorizer's cache). An account holds at most 20 keys that are not revoked (a 400 naming the limit past that) and may create at most 10 a minute (a 429 with Retry-After). A calling key whose usage plan the stage no longer offers is a 409. The body is optional: `name` labels the key in listings; other fields are ignored.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -741,6 +741,8 @@ export interface components {
         ApiKey: {
             /** @description The first 12 hex digits of the key's SHA-256: names the key without revealing it */
             keyId: string;
+            /** @description A label for the key (what or who uses it), at most 256 characters; shown in listings, never needed to use the key */
+            name?: string;
             createdAt: number;
             /** @description When the key last authorized a call, to within an hour; absent if it never has */
             lastUsedAt?: number;
@@ -758,6 +760,8 @@ export interface components {
         CreatedApiKey: {
             /** @description The first 12 hex digits of the key's SHA-256: names the key without revealing it */
             keyId: string;
+            /** @description A label for the key (what or who uses it), at most 256 characters; shown in listings, never needed to use the key */
+            name?: string;
             createdAt: number;
             /** @description When the key last authorized a call, to within an hour; absent if it never has */
             lastUsedAt?: number;
@@ -2003,7 +2007,10 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    /** @description A label for the key (what or who uses it), at most 256 characters; shown in listings, never needed to use the key */
+                    name?: string;
+                };
             };
         };
         responses: {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { answer, api, type ApiKey } from '../api/client';
+import { answer, api, fieldMessages, type ApiKey } from '../api/client';
 import { formatAgo, formatTime } from '../format';
 import { useAction, useLoad } from '../hooks';
 import { session } from '../session';
@@ -11,18 +11,21 @@ const PAGE_SIZE = 25;
 export function ApiKeysPage() {
   const pages = usePages();
   const keys = useLoad((signal) => answer(api.GET('/v1/apiKeys', { params: { query: { pageSize: PAGE_SIZE, pageToken: pages.pageToken } }, signal })), [pages.pageToken]);
+  const [name, setName] = useState('');
   const [created, setCreated] = useState<string>();
   const [revoking, setRevoking] = useState<ApiKey>();
   const [revoked, setRevoked] = useState<string>();
   const createButton = useRef<HTMLButtonElement>(null);
 
   const create = useAction(async () => {
-    const { key } = await answer(api.POST('/v1/apiKeys', {}));
+    const { key } = await answer(api.POST('/v1/apiKeys', { body: name.trim() ? { name: name.trim() } : {} }));
     setRevoked(undefined);
+    setName('');
     setCreated(key);
     pages.reset();
     await keys.reload();
   });
+  const nameError = create.error ? fieldMessages(create.error).fields.name : undefined;
 
   const revoke = useAction(async (target: ApiKey) => {
     await answer(api.DELETE('/v1/apiKeys/{keyId}', { params: { path: { keyId: target.keyId } } }));
@@ -38,16 +41,28 @@ export function ApiKeysPage() {
 
   return (
     <>
-      <PageHeader title="API keys">
-        <button type="button" class="primary" ref={createButton} onClick={() => create.run()} disabled={create.busy || created !== undefined}>
-          {create.busy ? 'Creating…' : 'Create key'}
-        </button>
-      </PageHeader>
+      <PageHeader title="API keys" />
       <p>
         Each key signs in to this console and calls the API for this account. Only a key's id is kept readable (the first 12 hex digits of its SHA-256): a
         key is shown once, when it is made. A revoked key stops working within a minute. "Last used" is kept to within an hour.
       </p>
-      <ErrorNotice error={create.error} title="No key created" />
+      <form
+        class="inline-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          create.run();
+        }}
+      >
+        <Field label="Name of the new key (optional)" hint='What or who will use it, e.g. "CI" or "billing service": shown in the list below.' error={nameError}>
+          {({ id, describedBy, invalid }) => (
+            <input id={id} value={name} maxLength={256} aria-describedby={describedBy} aria-invalid={invalid} onInput={(event) => setName(event.currentTarget.value)} />
+          )}
+        </Field>
+        <button type="submit" class="primary" ref={createButton} disabled={create.busy || created !== undefined}>
+          {create.busy ? 'Creating…' : 'Create key'}
+        </button>
+      </form>
+      {!nameError && <ErrorNotice error={create.error} title="No key created" />}
       {created !== undefined && (
         <NewKey
           value={created}
@@ -70,6 +85,7 @@ export function ApiKeysPage() {
               <thead>
                 <tr>
                   <th scope="col">Key id</th>
+                  <th scope="col">Name</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col">Status</th>
@@ -92,7 +108,7 @@ export function ApiKeysPage() {
 
       <ConfirmDialog
         open={revoking !== undefined}
-        title={`Revoke key ${revoking?.keyId ?? ''}?`}
+        title={`Revoke key ${revoking?.keyId ?? ''}${revoking?.name ? ` (${revoking.name})` : ''}?`}
         confirmLabel="Revoke"
         danger
         busy={revoke.busy}
@@ -120,6 +136,7 @@ function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: () => void }) 
         {apiKey.keyId}
         {apiKey.current && <span class="badge badge-current">this key</span>}
       </th>
+      <td data-label="Name">{apiKey.name || <span class="muted">none</span>}</td>
       <td data-label="Created">{formatTime(apiKey.createdAt)}</td>
       <td data-label="Last used">
         {formatAgo(apiKey.lastUsedAt)}

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ADDRESSES_PER_CALL, answer, api, ApiFailure, fieldMessages, type Chain, type Webhook } from '../api/client';
 import { splitEntries } from '../entries';
@@ -45,8 +45,9 @@ function WebhookForm({ webhook }: { webhook?: Webhook }) {
   useEffect(() => {
     if (!webhook && !values.chainId && chains.data?.[0]) setValues((current) => ({ ...current, chainId: chains.data![0]!.chainId }));
   }, [chains.data]);
-  // After a refusal, the first field it names gets the focus, its message read with it.
-  useEffect(() => {
+  // After a refusal, the first field it names gets the focus, its message read with it: in the same
+  // frame as the messages appear (a layout effect), so nothing reads or types into the field left.
+  useLayoutEffect(() => {
     if (Object.keys(fields).length) form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
   }, [fields]);
 

@@ -48,7 +48,7 @@ const recordOf = async (account: string, keyId: string): Promise<ApiKeyRecord | 
 describe('createApiKey on AWS', () => {
   it("makes the new key's API Gateway key, valued with its usage identifier, under the calling key's usage plan", async () => {
     const { account, record: caller } = await callerKey('unlimited');
-    const created = await createAccountApiKey(account, caller.keyId, new APIGatewayClient({}));
+    const created = await createAccountApiKey(account, caller.keyId, {}, new APIGatewayClient({}));
 
     const stored = await recordOf(account, created.keyId);
     expect(stored).toMatchObject({ apiGatewayKeyId: 'gw-new', usagePlan: 'unlimited' });
@@ -63,7 +63,7 @@ describe('createApiKey on AWS', () => {
 
   it("puts the key under the stage's default plan when the calling key has none recorded", async () => {
     const { account, record: caller } = await callerKey();
-    const created = await createAccountApiKey(account, caller.keyId, new APIGatewayClient({}));
+    const created = await createAccountApiKey(account, caller.keyId, {}, new APIGatewayClient({}));
     expect(await recordOf(account, created.keyId)).toMatchObject({ apiGatewayKeyId: 'gw-new', usagePlan: 'standard' });
     expect(apiGateway.commandCalls(CreateUsagePlanKeyCommand)[0]!.args[0].input).toMatchObject({ usagePlanId: 'plan-std' });
   });
@@ -76,7 +76,7 @@ describe('createApiKey on AWS', () => {
       return {};
     });
     try {
-      await expect(createAccountApiKey(account, caller.keyId, new APIGatewayClient({}))).rejects.toThrow();
+      await expect(createAccountApiKey(account, caller.keyId, {}, new APIGatewayClient({}))).rejects.toThrow();
       expect(apiGateway.commandCalls(DeleteApiKeyCommand).map((call) => call.args[0].input)).toEqual([{ apiKey: 'gw-new' }]);
     } finally {
       await ensureTable(tableName());
@@ -86,7 +86,7 @@ describe('createApiKey on AWS', () => {
   it('gives the count back when the key cannot be put under its plan, and deletes the API Gateway key made', async () => {
     const { account, record: caller } = await callerKey('standard');
     apiGateway.on(CreateUsagePlanKeyCommand).rejects(new Error('connect ECONNRESET'));
-    await expect(createAccountApiKey(account, caller.keyId, new APIGatewayClient({}))).rejects.toThrow('ECONNRESET');
+    await expect(createAccountApiKey(account, caller.keyId, {}, new APIGatewayClient({}))).rejects.toThrow('ECONNRESET');
     expect(apiGateway.commandCalls(DeleteApiKeyCommand).map((call) => call.args[0].input)).toEqual([{ apiKey: 'gw-new' }]);
     expect(await getAccountKeyCount(account)).toMatchObject({ activeKeys: 1 });
   });
@@ -94,7 +94,7 @@ describe('createApiKey on AWS', () => {
   it('gives the count back when API Gateway refuses the key, and answers its throttling with a 503 and Retry-After', async () => {
     const { account, record: caller } = await callerKey('standard');
     apiGateway.on(CreateApiKeyCommand).rejects(Object.assign(new Error('Too Many Requests'), { name: 'TooManyRequestsException', retryAfterSeconds: '7' }));
-    await expect(createAccountApiKey(account, caller.keyId, new APIGatewayClient({}))).rejects.toMatchObject({ statusCode: 503, headers: { 'Retry-After': '7' } });
+    await expect(createAccountApiKey(account, caller.keyId, {}, new APIGatewayClient({}))).rejects.toMatchObject({ statusCode: 503, headers: { 'Retry-After': '7' } });
     expect(await getAccountKeyCount(account)).toMatchObject({ activeKeys: 1 });
     expect(await listApiKeys(account)).toHaveLength(1);
   });
@@ -102,7 +102,7 @@ describe('createApiKey on AWS', () => {
   it("answers 409, not 500, when the calling key's usage plan is no longer offered on the stage", async () => {
     const account = randomAccount();
     const { record: caller } = await createApiKey(account, { gateway: { apiGatewayKeyId: 'gw-old', usagePlan: 'gold' } });
-    await expect(createAccountApiKey(account, caller.keyId, new APIGatewayClient({}))).rejects.toMatchObject({
+    await expect(createAccountApiKey(account, caller.keyId, {}, new APIGatewayClient({}))).rejects.toMatchObject({
       statusCode: 409,
       message: expect.stringContaining("usage plan 'gold' is no longer offered"),
     });
@@ -113,7 +113,7 @@ describe('createApiKey on AWS', () => {
     const { account, record: caller } = await callerKey('standard');
     // MAX_API_KEYS_PER_ACCOUNT is not set here: the stage's 20.
     for (let made = 1; made < 20; made += 1) await createApiKey(account);
-    await expect(createAccountApiKey(account, caller.keyId, new APIGatewayClient({}))).rejects.toThrow(/limit is 20 API keys per account/);
+    await expect(createAccountApiKey(account, caller.keyId, {}, new APIGatewayClient({}))).rejects.toThrow(/limit is 20 API keys per account/);
     expect(apiGateway.commandCalls(CreateApiKeyCommand)).toHaveLength(0);
   });
 });
