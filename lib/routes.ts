@@ -84,7 +84,7 @@ export const routes = {
     tag: 'Shared secret',
     summary: 'Generate or rotate the shared secret',
     description:
-      "Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. The body is optional: `name` labels the key in listings; other fields are ignored.",
+      "Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. A request body is not needed: an empty body or any JSON object is ignored.",
     method: 'POST',
     path: '/v1/webhooks:generateOrRotateSharedSecret',
     entry: 'functions/generate-or-rotate-shared-secret.ts',
