@@ -1,3 +1,5 @@
+import type { Webhook } from './api/client';
+
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 const hourFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 const integer = new Intl.NumberFormat();
@@ -31,3 +33,6 @@ export function prettyJson(text: string): string {
     return text;
   }
 }
+
+/** What a webhook is called where it is listed: its name, or its id when it has none. */
+export const webhookTitle = (webhook: Pick<Webhook, 'id' | 'name'>) => webhook.name || webhook.id;

@@ -3,7 +3,7 @@ import { ApiFailure } from './api/client';
 import { formatInterval } from './format';
 
 /** A load that has not answered by then is given up (and aborted), so that a slow API never leaves a page waiting for good. */
-export const LOAD_TIMEOUT_MS = 30_000;
+const LOAD_TIMEOUT_MS = 30_000;
 
 export interface Loaded<T> {
   data: T | undefined;

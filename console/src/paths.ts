@@ -4,7 +4,7 @@
  * The console's addresses, under Vite's `base` (infra/console-headers.ts's CONSOLE_PATH, "/console/"):
  * the one place that knows it. Ids go in encoded; nothing from the API but ids is ever put in a path.
  */
-export const CONSOLE_ROOT = import.meta.env.BASE_URL;
+const CONSOLE_ROOT = import.meta.env.BASE_URL;
 
 const under = (path: string) => `${CONSOLE_ROOT}${path}`;
 const webhook = (id: string, section = '') => under(`webhooks/${encodeURIComponent(id)}${section ? `/${section}` : ''}`);

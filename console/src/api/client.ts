@@ -15,7 +15,6 @@ export type AccountStats = Schemas['AccountStats'];
 export type StatsHour = WebhookStats['hours'][number];
 /** When and why a webhook was last made inactive. */
 export type Deactivation = NonNullable<WebhookStats['deactivation']>;
-export type InactiveWebhook = AccountStats['inactiveWebhooks'][number];
 export type ApiKey = Schemas['ApiKey'];
 export type Chain = Schemas['ChainInfo'];
 export type NewWebhook = operations['createWebhook']['requestBody']['content']['application/json'];

@@ -22,8 +22,7 @@ export function ApiKeysPage() {
     setRevoked(undefined);
     setName('');
     setCreated(key);
-    pages.reset();
-    await keys.reload();
+    await pages.showFirstPage(keys.reload);
   });
   const nameError = create.error ? fieldMessages(create.error).fields.name : undefined;
 
@@ -136,7 +135,9 @@ function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: () => void }) 
         {apiKey.keyId}
         {apiKey.current && <span class="badge badge-current">this key</span>}
       </th>
-      <td data-label="Name">{apiKey.name || <span class="muted">none</span>}</td>
+      <td class="break" data-label="Name">
+        {apiKey.name || <span class="muted">none</span>}
+      </td>
       <td data-label="Created">{formatTime(apiKey.createdAt)}</td>
       <td data-label="Last used">
         {formatAgo(apiKey.lastUsedAt)}

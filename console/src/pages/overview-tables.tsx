@@ -1,9 +1,8 @@
 import type { AccountStats, Chain } from '../api/client';
-import { formatAgo, formatCount, formatTime } from '../format';
+import { formatAgo, formatCount, formatTime, webhookTitle } from '../format';
 import { paths } from '../paths';
 import { StatusBadge } from '../ui/components';
 import { DeactivationReason } from './deactivation';
-import { webhookTitle } from './webhooks';
 
 export function FailingWebhooks({ failing }: { failing: AccountStats['failingWebhooks'] }) {
   if (failing.length === 0) return <p>No delivery attempt failed in the last 24 hours.</p>;

@@ -2,10 +2,10 @@ import type { ComponentChildren } from 'preact';
 import { useId, useMemo } from 'preact/hooks';
 import { answer, api, type AccountStats } from '../api/client';
 import { formatCount, formatInterval } from '../format';
-import { useLoad, type Loaded } from '../hooks';
+import { useLoad } from '../hooks';
 import { paths } from '../paths';
 import { Chart } from '../ui/chart';
-import { ErrorNotice, Loading, PageHeader } from '../ui/components';
+import { Loads, PageHeader } from '../ui/components';
 import { loadChains } from './chains';
 import { attemptSeries, Totals } from './delivery-figures';
 import { ChainTable, FailingWebhooks, InactiveWebhooks } from './overview-tables';
@@ -25,7 +25,7 @@ export function OverviewPage() {
       <PageHeader title="Overview" />
       <p class="muted">Refreshes every {formatInterval(REFRESH_MS)}.</p>
       <Block title="Webhooks">
-        <Loads loaded={stats} what="Webhook counts">
+        <Loads loaded={stats} errorTitle="Webhook counts could not be loaded" loadingText="Loading webhook counts">
           {({ webhooks }) => (
             <div class="cards">
               <CountCard label="Active" href={paths.webhooksWithStatus('active')} count={webhooks.active} />
@@ -35,23 +35,23 @@ export function OverviewPage() {
         </Loads>
       </Block>
       <Block title="Deliveries in the last 24 hours">
-        <Loads loaded={stats} what="Delivery statistics">
+        <Loads loaded={stats} errorTitle="Delivery statistics could not be loaded" loadingText="Loading delivery statistics">
           {(data) => <DeliveryFigures stats={data} />}
         </Loads>
       </Block>
       <Block title="Failing webhooks">
         <p class="muted">Webhooks with a failed attempt in the last 24 hours, the most recent failure first (at most 25), and how their URL is doing now.</p>
-        <Loads loaded={stats} what="Failing webhooks">
+        <Loads loaded={stats} errorTitle="Failing webhooks could not be loaded" loadingText="Loading failing webhooks">
           {(data) => <FailingWebhooks failing={data.failingWebhooks} />}
         </Loads>
       </Block>
       <Block title="Inactive webhooks">
-        <Loads loaded={stats} what="Inactive webhooks">
+        <Loads loaded={stats} errorTitle="Inactive webhooks could not be loaded" loadingText="Loading inactive webhooks">
           {(data) => <InactiveWebhooks stats={data} />}
         </Loads>
       </Block>
       <Block title="Followed chains">
-        <Loads loaded={chains} what="Chains">
+        <Loads loaded={chains} errorTitle="Chains could not be loaded" loadingText="Loading chains">
           {(data) => <ChainTable chains={data} />}
         </Loads>
       </Block>
@@ -66,16 +66,6 @@ function Block({ title, children }: { title: string; children: ComponentChildren
       <h2 id={id}>{title}</h2>
       {children}
     </section>
-  );
-}
-
-/** The loading line or the failure of one block; its content once data is in (kept while a refresh fails). */
-function Loads<T>({ loaded, what, children }: { loaded: Loaded<T>; what: string; children: (data: T) => ComponentChildren }) {
-  return (
-    <>
-      <ErrorNotice error={loaded.error} title={`${what} could not be loaded`} />
-      {loaded.data === undefined ? !loaded.error && <Loading what={`Loading ${what.toLowerCase()}`} /> : children(loaded.data)}
-    </>
   );
 }
 

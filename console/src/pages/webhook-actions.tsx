@@ -1,16 +1,16 @@
 import { useState } from 'preact/hooks';
 import { answer, api, type Webhook } from '../api/client';
+import { webhookTitle } from '../format';
 import { useAction } from '../hooks';
 import { routeWithNotice } from '../notices';
 import { paths } from '../paths';
 import { ConfirmDialog, ErrorNotice } from '../ui/components';
-import { webhookTitle } from './webhooks';
 
 /**
  * A webhook's actions, on its page: edit, deactivate or activate, and delete for good behind a typed
  * confirmation of its name (its id when it has none).
  */
-export function WebhookActions({ webhook, onChanged }: { webhook: Webhook; onChanged: (webhook: Webhook) => void }) {
+export function WebhookActions({ webhook, onChanged }: { webhook: Webhook; onChanged: () => void }) {
   const [announcement, setAnnouncement] = useState('');
   const [confirming, setConfirming] = useState(false);
   const path = { id: webhook.id };
@@ -28,7 +28,7 @@ export function WebhookActions({ webhook, onChanged }: { webhook: Webhook; onCha
         ? 'Webhook activated: it is notified again, and the messages that waited are being sent.'
         : 'Webhook deactivated: it is not notified of activity on its chain, and its pending messages wait until it is activated.',
     );
-    onChanged(changed);
+    onChanged();
   });
 
   const remove = useAction(async () => {

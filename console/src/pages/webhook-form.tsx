@@ -2,12 +2,11 @@ import { useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hook
 import { useLocation } from 'preact-iso';
 import { ADDRESSES_PER_CALL, answer, api, ApiFailure, fieldMessages, type Chain, type Webhook } from '../api/client';
 import { splitEntries } from '../entries';
-import { formatCount } from '../format';
+import { formatCount, webhookTitle } from '../format';
 import { useLoad, type Loaded } from '../hooks';
 import { paths } from '../paths';
 import { ErrorNotice, Field, Loading, Notice, PageHeader } from '../ui/components';
 import { chainLabel, loadChains } from './chains';
-import { webhookTitle } from './webhooks';
 import { changedFields, EMPTY, newWebhook, valuesOf, withEntriesNamed, type Values } from './webhook-form-values';
 
 /** The API's field names that have a control here to show their message beside; any other goes in the notice below the form. */

@@ -8,7 +8,7 @@ import { formatHour } from '../format';
  * place their values are kept. A canvas takes no var(): they are read when a chart is drawn.
  */
 const COLOUR_PROPERTIES = { success: '--success', warning: '--warning', danger: '--danger', accent: '--accent', violet: '--violet' } as const;
-export type ChartColour = keyof typeof COLOUR_PROPERTIES;
+type ChartColour = keyof typeof COLOUR_PROPERTIES;
 const cssColour = (colour: ChartColour) => getComputedStyle(document.documentElement).getPropertyValue(COLOUR_PROPERTIES[colour]).trim();
 
 export interface ChartSeries {

@@ -1,6 +1,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiFailure } from '../api/client';
+import type { Loaded } from '../hooks';
 
 /** The page's heading, focused when the page opens so that a screen reader announces where the user is. */
 export function PageHeader({ title, children }: { title: string; children?: ComponentChildren }) {
@@ -57,6 +58,16 @@ export function Loading({ what = 'Loading' }: { what?: string }) {
   );
 }
 
+/** The failure of a load, the loading line until its first answer, then its content (kept while a reload fails). */
+export function Loads<T>({ loaded, errorTitle, loadingText, children }: { loaded: Loaded<T>; errorTitle: string; loadingText: string; children: (data: T) => ComponentChildren }) {
+  return (
+    <>
+      <ErrorNotice error={loaded.error} title={errorTitle} />
+      {loaded.data === undefined ? !loaded.error && <Loading what={loadingText} /> : children(loaded.data)}
+    </>
+  );
+}
+
 interface FieldProps {
   label: string;
   error?: string;
@@ -102,6 +113,12 @@ export function usePages() {
     next: (token: string) => setTokens((seen) => [...seen, token]),
     previous: () => setTokens((seen) => (seen.length > 1 ? seen.slice(0, -1) : seen)),
     reset: () => setTokens([undefined]),
+    /** Shows page 1 afresh: goes back to it from another page (its load follows), or reloads it. */
+    showFirstPage: (reload: () => Promise<void>) => {
+      if (tokens.length === 1) return reload();
+      setTokens([undefined]);
+      return Promise.resolve();
+    },
   };
 }
 

@@ -3,8 +3,8 @@ import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import { ADDRESSES_PER_CALL, answer, api, type Webhook } from '../../api/client';
 import { formatCount, formatCounted } from '../../format';
 import { useLoad } from '../../hooks';
-import { ErrorNotice, Loading, messageOf, Pager, usePages } from '../../ui/components';
-import { AddressChangeStopped, addressesChanged, changeAddresses, countAddresses, parseAddresses, type AddressChange } from './address-changes';
+import { ErrorNotice, Loads, messageOf, Pager, usePages } from '../../ui/components';
+import { AddressChangeStopped, addressesChanged, changeAddresses, countAddresses, parseAddresses, type AddressChange, type ParsedAddresses } from './address-changes';
 
 const PAGE_SIZE = 100;
 
@@ -15,34 +15,29 @@ export function AddressesTab({ webhook }: { webhook: Webhook }) {
     (signal) => answer(api.GET('/v1/webhooks/{id}/addresses', { params: { path: { id: webhook.id }, query: { pageSize: PAGE_SIZE, pageToken: pages.pageToken } }, signal })),
     [webhook.id, pages.pageToken],
   );
-  const changed = () => {
-    if (pages.pageNumber === 1) void list.reload();
-    else pages.reset();
-  };
   return (
     <>
-      <AddressChangeForm webhookId={webhook.id} onChanged={changed} />
+      <AddressChangeForm webhookId={webhook.id} onChanged={() => void pages.showFirstPage(list.reload)} />
       <section aria-labelledby="address-list">
         <h2 id="address-list">Watched addresses</h2>
-        <ErrorNotice title="Could not load the addresses" error={list.error} />
-        {list.data ? (
-          <>
-            <p>
-              {formatCount(list.data.totalAddresses)} {list.data.totalAddresses === 1 ? 'address' : 'addresses'} in all
-              {list.data.totalAddresses > PAGE_SIZE && `, ${PAGE_SIZE} a page`}.
-            </p>
-            {list.data.addresses.length > 0 && (
-              <ol class="address-list mono" start={(pages.pageNumber - 1) * PAGE_SIZE + 1}>
-                {list.data.addresses.map((address) => (
-                  <li key={address}>{address}</li>
-                ))}
-              </ol>
-            )}
-            <Pager pages={pages} nextPageToken={list.data.nextPageToken} label="Addresses" />
-          </>
-        ) : (
-          !list.error && <Loading what="Loading the addresses" />
-        )}
+        <Loads loaded={list} errorTitle="Could not load the addresses" loadingText="Loading the addresses">
+          {({ totalAddresses, addresses, nextPageToken }) => (
+            <>
+              <p>
+                {plural(totalAddresses)} in all
+                {totalAddresses > PAGE_SIZE && `, ${PAGE_SIZE} a page`}.
+              </p>
+              {addresses.length > 0 && (
+                <ol class="address-list mono" start={(pages.pageNumber - 1) * PAGE_SIZE + 1}>
+                  {addresses.map((address) => (
+                    <li key={address}>{address}</li>
+                  ))}
+                </ol>
+              )}
+              <Pager pages={pages} nextPageToken={nextPageToken} label="Addresses" />
+            </>
+          )}
+        </Loads>
       </section>
     </>
   );
@@ -66,7 +61,7 @@ function changedWords(change: AddressChange, sent: number, changed: number | und
   const { done, unchanged } = verbs[change];
   if (changed === undefined) return `${done} ${plural(sent)}`;
   const rest = sent - changed;
-  return `${done} ${plural(changed)}${rest > 0 ? ` (${formatCount(rest)} ${rest === 1 ? unchanged[0] : unchanged[1]})` : ''}`;
+  return `${done} ${plural(changed)}${rest > 0 ? ` (${formatCounted(rest, unchanged[0], unchanged[1])})` : ''}`;
 }
 
 function AddressChangeForm({ webhookId, onChanged }: { webhookId: string; onChanged: () => void }) {
@@ -224,7 +219,7 @@ function progressMessage(progress: Progress): string {
   }
 }
 
-function ParsedSummary({ id, parsed, fileName }: { id: string; parsed: ReturnType<typeof parseAddresses>; fileName: string | undefined }) {
+function ParsedSummary({ id, parsed, fileName }: { id: string; parsed: ParsedAddresses; fileName: string | undefined }) {
   return (
     <div id={id} class="parsed-summary">
       <p>
@@ -232,7 +227,7 @@ function ParsedSummary({ id, parsed, fileName }: { id: string; parsed: ReturnTyp
       </p>
       {parsed.skipped > 0 && (
         <p class="notice notice-warning">
-          {formatCount(parsed.skipped)} {parsed.skipped === 1 ? 'entry is' : 'entries are'} not an address (0x and 40 hexadecimal digits) and will be skipped, such
+          {formatCounted(parsed.skipped, 'entry is', 'entries are')} not an address (0x and 40 hexadecimal digits) and will be skipped, such
           as:{' '}
           {parsed.skippedExamples.map((example, index) => (
             <Fragment key={index}>

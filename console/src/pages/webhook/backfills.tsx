@@ -2,7 +2,7 @@ import { useEffect, useId, useState } from 'preact/hooks';
 import { answer, api, fieldMessages, type Backfill, type Webhook } from '../../api/client';
 import { formatCount, formatInterval, formatTime } from '../../format';
 import { useAction, useLoad } from '../../hooks';
-import { ErrorNotice, Field, Loading, messageOf, Pager, StatusBadge, usePages } from '../../ui/components';
+import { ErrorNotice, Field, Loads, messageOf, Pager, StatusBadge, usePages } from '../../ui/components';
 import { loadChains } from '../chains';
 
 const PAGE_SIZE = 25;
@@ -20,29 +20,20 @@ export function BackfillsTab({ webhook }: { webhook: Webhook }) {
   useEffect(() => {
     if (list.data) setRunning(list.data.backfills.some(({ status }) => status === 'running'));
   }, [list.data]);
-  const started = () => {
-    if (pages.pageNumber === 1) void list.reload();
-    else pages.reset();
-  };
   return (
     <>
-      <StartBackfillForm webhook={webhook} onStarted={started} />
+      <StartBackfillForm webhook={webhook} onStarted={() => void pages.showFirstPage(list.reload)} />
       <section aria-labelledby="backfill-list">
         <h2 id="backfill-list">Backfills</h2>
         {running && <p class="muted">Refreshes every {formatInterval(REFRESH_MS)} while a backfill runs.</p>}
-        <ErrorNotice title="Could not load the backfills" error={list.error} />
-        {list.data ? (
-          <>
-            {list.data.backfills.length === 0 ? (
-              <p>No backfills yet.</p>
-            ) : (
-              <BackfillTable webhookId={webhook.id} backfills={list.data.backfills} onCancelled={() => void list.reload()} />
-            )}
-            <Pager pages={pages} nextPageToken={list.data.nextPageToken} label="Backfills" />
-          </>
-        ) : (
-          !list.error && <Loading what="Loading the backfills" />
-        )}
+        <Loads loaded={list} errorTitle="Could not load the backfills" loadingText="Loading the backfills">
+          {({ backfills, nextPageToken }) => (
+            <>
+              {backfills.length === 0 ? <p>No backfills yet.</p> : <BackfillTable webhookId={webhook.id} backfills={backfills} onCancelled={() => void list.reload()} />}
+              <Pager pages={pages} nextPageToken={nextPageToken} label="Backfills" />
+            </>
+          )}
+        </Loads>
       </section>
     </>
   );
@@ -170,11 +161,7 @@ function StartBackfillForm({ webhook, onStarted }: { webhook: Webhook; onStarted
         </button>
       </form>
       <p role="status">{startedId && `Backfill ${startedId} started.`}</p>
-      {other.length > 0 && (
-        <div class="notice notice-error" role="alert">
-          <strong>No backfill started:</strong> {other.join('; ')}
-        </div>
-      )}
+      <ErrorNotice title="No backfill started" error={other.length > 0 ? other.join('; ') : undefined} />
       {Object.keys(fields).length > 0 && other.length === 0 && (
         <p class="visually-hidden" role="alert">
           No backfill started: {messageOf(start.error)}

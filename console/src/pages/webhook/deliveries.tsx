@@ -1,8 +1,8 @@
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { answer, api, type Delivery, type Webhook } from '../../api/client';
 import { formatCount, formatCounted, formatDuration, formatInterval, formatTime } from '../../format';
 import { useAction, useLoad } from '../../hooks';
-import { ErrorNotice, Loading, Pager, StatusBadge, StatusFilter, usePages } from '../../ui/components';
+import { ErrorNotice, Field, Loads, Pager, StatusBadge, StatusFilter, usePages } from '../../ui/components';
 import { paths } from '../../paths';
 import { EndpointStateLine } from './endpoint-state';
 
@@ -27,7 +27,6 @@ export function DeliveriesTab({ webhook }: { webhook: Webhook }) {
     [view],
     { refreshMs: firstPage ? REFRESH_MS : undefined },
   );
-  const log = loaded.data?.log;
   const newCount = useNewDeliveries(loaded.data);
 
   return (
@@ -48,20 +47,19 @@ export function DeliveriesTab({ webhook }: { webhook: Webhook }) {
           </span>
         </p>
       </div>
-      <ErrorNotice title="Could not load the deliveries" error={loaded.error} />
-      {log ? (
-        <>
-          <EndpointStateLine endpoint={log.endpoint} />
-          {log.deliveries.length === 0 ? (
-            <p>{status ? `No ${status} deliveries on this page.` : 'No deliveries yet: notifications show here as they are sent.'}</p>
-          ) : (
-            <DeliveryTable webhookId={webhook.id} deliveries={log.deliveries} />
-          )}
-          <Pager pages={pages} nextPageToken={log.nextPageToken} label="Deliveries" />
-        </>
-      ) : (
-        !loaded.error && <Loading what="Loading the deliveries" />
-      )}
+      <Loads loaded={loaded} errorTitle="Could not load the deliveries" loadingText="Loading the deliveries">
+        {({ log }) => (
+          <>
+            <EndpointStateLine endpoint={log.endpoint} />
+            {log.deliveries.length === 0 ? (
+              <p>{status ? `No ${status} deliveries on this page.` : 'No deliveries yet: notifications show here as they are sent.'}</p>
+            ) : (
+              <DeliveryTable webhookId={webhook.id} deliveries={log.deliveries} />
+            )}
+            <Pager pages={pages} nextPageToken={log.nextPageToken} label="Deliveries" />
+          </>
+        )}
+      </Loads>
       <RecoverForm webhookId={webhook.id} onRecovered={loaded.reload} />
     </>
   );
@@ -154,7 +152,7 @@ function DeliveryTable({ webhookId, deliveries }: { webhookId: string; deliverie
 export const TEST_NOTIFICATION_BLOCK = '0';
 
 /** "0x1234…abcd": enough to tell transactions apart in a list. */
-export const shortHash = (hash: string) => `${hash.slice(0, 6)}…${hash.slice(-4)}`;
+const shortHash = (hash: string) => `${hash.slice(0, 6)}…${hash.slice(-4)}`;
 
 /** The message's transaction, its hash shortened on screen and read out whole, and its block; "test notification" for one. */
 function TransactionSummary({ delivery: { transactionHash, blockNumber } }: { delivery: Delivery }) {
@@ -175,8 +173,6 @@ function TransactionSummary({ delivery: { transactionHash, blockNumber } }: { de
 function RecoverForm({ webhookId, onRecovered }: { webhookId: string; onRecovered: () => Promise<void> }) {
   const [since, setSince] = useState('');
   const [queued, setQueued] = useState<number>();
-  const sinceId = useId();
-  const hintId = useId();
   const recover = useAction(async () => {
     setQueued(undefined);
     const sinceMs = new Date(since).getTime();
@@ -195,13 +191,11 @@ function RecoverForm({ webhookId, onRecovered }: { webhookId: string; onRecovere
           void recover.run();
         }}
       >
-        <div class="field">
-          <label for={sinceId}>Failed since</label>
-          <input id={sinceId} type="datetime-local" value={since} onInput={(event) => setSince(event.currentTarget.value)} aria-describedby={hintId} required />
-          <p class="hint" id={hintId}>
-            Failed messages created since then get one more attempt each, at most {formatCount(RECOVERED_PER_CALL)} a call.
-          </p>
-        </div>
+        <Field label="Failed since" hint={<>Failed messages created since then get one more attempt each, at most {formatCount(RECOVERED_PER_CALL)} a call.</>}>
+          {({ id, describedBy }) => (
+            <input id={id} type="datetime-local" value={since} onInput={(event) => setSince(event.currentTarget.value)} aria-describedby={describedBy} required />
+          )}
+        </Field>
         <button type="submit" disabled={recover.busy}>
           {recover.busy ? 'Recovering…' : 'Recover'}
         </button>

@@ -1,10 +1,9 @@
 import { useEffect, useId, useMemo, useState } from 'preact/hooks';
 import { answer, api, ApiFailure, type DeliveryAttempt, type DeliveryDetail } from '../../api/client';
-import { formatCount, formatDuration, formatInterval, formatTime, prettyJson } from '../../format';
+import { formatCount, formatDuration, formatInterval, formatTime, prettyJson, webhookTitle } from '../../format';
 import { useAction, useLoad } from '../../hooks';
-import { CopyButton, ErrorNotice, Loading, PageHeader, StatusBadge } from '../../ui/components';
+import { CopyButton, ErrorNotice, Loads, PageHeader, StatusBadge } from '../../ui/components';
 import { paths } from '../../paths';
-import { webhookTitle } from '../webhooks';
 import { TEST_NOTIFICATION_BLOCK } from './deliveries';
 
 /** How often the page is read again while an attempt is under way or due soon, or while a retry's attempt is awaited. */
@@ -109,12 +108,9 @@ export function DeliveryPage({ id, messageId }: { id: string; messageId: string 
       </PageHeader>
       <p role="status">{retried && `${RETRIED[retried.kind]} ${retryProgress(retried)}`}</p>
       <ErrorNotice title={retry.error instanceof ApiFailure && retry.error.statusCode === 409 ? 'Not retried now' : 'Not retried'} error={retry.error} />
-      <ErrorNotice title="Could not load the delivery" error={delivery.error} />
-      {data ? (
-        <DeliveryView webhookId={id} delivery={data} refreshing={polling ? 'polling' : watch.reloadAt !== undefined ? 'when due' : undefined} />
-      ) : (
-        !delivery.error && <Loading what="Loading the delivery" />
-      )}
+      <Loads loaded={delivery} errorTitle="Could not load the delivery" loadingText="Loading the delivery">
+        {(detail) => <DeliveryView webhookId={id} delivery={detail} refreshing={polling ? 'polling' : watch.reloadAt !== undefined ? 'when due' : undefined} />}
+      </Loads>
     </>
   );
 }

@@ -3,7 +3,7 @@ import { answer, api, type Webhook, type WebhookStats } from '../../api/client';
 import { formatTime } from '../../format';
 import { useLoad, type Loaded } from '../../hooks';
 import { Chart } from '../../ui/chart';
-import { ErrorNotice, Loading } from '../../ui/components';
+import { Loads } from '../../ui/components';
 import { chainLabel, loadChains } from '../chains';
 import { DeactivationReason } from '../deactivation';
 import { attemptSeries, latencySeries, Totals } from '../delivery-figures';
@@ -72,8 +72,9 @@ function DeliveryStats({ stats }: { stats: Loaded<WebhookStats> }) {
   return (
     <section class="card" aria-labelledby="webhook-stats">
       <h2 id="webhook-stats">Deliveries over the last 7 days</h2>
-      <ErrorNotice title="Could not load the statistics" error={stats.error} />
-      {stats.data ? <StatsFigures stats={stats.data} /> : !stats.error && <Loading what="Loading the statistics" />}
+      <Loads loaded={stats} errorTitle="Could not load the statistics" loadingText="Loading the statistics">
+        {(data) => <StatsFigures stats={data} />}
+      </Loads>
     </section>
   );
 }
