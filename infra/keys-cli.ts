@@ -75,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
         const state = record.revokedAt ? `revoked ${record.revokedAt}` : 'active';
         // Made before usage identifiers: its API Gateway key's value is the key itself.
         const exposed = record.apiGatewayKeyId && !record.usageIdentifier && !record.revokedAt ? '  held by API Gateway: replace it' : '';
-        const label = record.name ? `  ${JSON.stringify(record.name)}` : '';
+        const label = record.name ? `  ${quotedName(record.name)}` : '';
         process.stdout.write(`${record.keyId}${label}  created ${record.createdAt}  ${state}${record.usagePlan ? `  plan ${record.usagePlan}` : ''}${exposed}\n`);
       }
       if (records.length === 0) process.stdout.write('No keys.\n');
@@ -121,6 +121,13 @@ async function revocationTargetOf(rest: string[], values: { account?: string; 'k
   if (!API_KEY_ID_PATTERN.test(keyId)) throw new UsageError(`'${keyId}' is not a key id: 12 hex digits, as keys list shows them`);
   return { account: requireAccount(values.account), keyId };
 }
+
+/**
+ * A key's name (an account's text) for the operator's terminal: quoted, and what could reorder or hide
+ * the rest of the line (bidirectional overrides, zero-width characters, line separators) escaped.
+ */
+const quotedName = (keyName: string) =>
+  JSON.stringify(keyName).replace(/[\p{Cf}\p{Zl}\p{Zp}]/gu, (character) => `\\u${character.codePointAt(0)!.toString(16).padStart(4, '0')}`);
 
 /** --name, as the API's `name` allows it. */
 function keyNameOf(value: string): string {

@@ -184,7 +184,9 @@ class BackfillWork {
           this.failures = 0;
         } catch (error) {
           this.failures += 1;
-          const wait = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(this.failures - 1, 6));
+          const backoff = Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(this.failures - 1, 6));
+          // Not past the turn: the backoff, kept across turns, would hold the backfill's slot for as long as it.
+          const wait = Math.max(0, Math.min(backoff, this.until - Date.now()));
           this.log.warn('backfill run failed; taken again', { ...this.details(), error: describeFault(error, this.chain.rpcUrl), retryInMs: wait });
           await sleep(wait, signal);
         }

@@ -105,11 +105,14 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
 
     // With no server running, the CLI opens the data directory itself, and says so.
     const offlineEnv = { ...env(), DYNAMODB_PORT: String(first.dynamoDbPort) };
-    const offline = await runScript('infra/keys-cli.ts', ['create', '--account', 'beta', '--name', 'billing service'], offlineEnv);
+    const offline = await runScript('infra/keys-cli.ts', ['create', '--account', 'beta', '--name', 'billing service \u202e(evitca'], offlineEnv);
     expect(offline.code).toBe(0);
     expect(offline.stderr).toContain(`using the data directory ${path.join(dataDirPath(), 'dynamodb')} (DATA_DIR)`);
     expect(offline.stderr).not.toContain('had no table yet');
-    expect((await runScript('infra/keys-cli.ts', ['list', '--account', 'beta'], offlineEnv)).stdout).toMatch(/^[0-9a-f]{12} {2}"billing service" {2}created \S+ {2}active$/m);
+    // Listed quoted, a right-to-left override escaped: it cannot turn the rest of the operator's line around.
+    const betaKeys = (await runScript('infra/keys-cli.ts', ['list', '--account', 'beta'], offlineEnv)).stdout;
+    expect(betaKeys).toMatch(/^[0-9a-f]{12} {2}"billing service \\u202e\(evitca" {2}created \S+ {2}active$/m);
+    expect(betaKeys).not.toContain('\u202e');
 
     // Second start on the same directory: no new dev key, same data, old page token still valid.
     const second = await startServerProcess(env());
