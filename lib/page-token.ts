@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BadRequest } from './errors';
+import { API_KEY_ID_PATTERN } from './keys/api-keys';
 import { uuidFromHex, uuidHex } from './uuid';
 
 /**
@@ -55,7 +56,7 @@ const API_KEY_POSITION: Position = {
   toBytes(position) {
     const [createdAt = '', keyId = ''] = position.split(' ');
     const time = Date.parse(createdAt);
-    if (!Number.isSafeInteger(time) || time < 0 || !/^[0-9a-f]{12}$/.test(keyId)) throw new Error('API key page positions are <createdAt> <keyId>');
+    if (!Number.isSafeInteger(time) || time < 0 || !API_KEY_ID_PATTERN.test(keyId)) throw new Error('API key page positions are <createdAt> <keyId>');
     const bytes = Buffer.alloc(12);
     bytes.writeUIntBE(time, 0, 6);
     bytes.write(keyId, 6, 'hex');

@@ -4,7 +4,7 @@ import { backfill, backfillList, backfillPath, createBackfillBody, listBackfills
 import { apiKeyList, apiKeyPath, createApiKeyBody, createdApiKey, apiKey, listApiKeysQuery } from './schemas/api-keys';
 import { chainList } from './schemas/chains';
 import { deliveryDetail, deliveryList, deliveryPath, listDeliveriesQuery, queuedMessage, recoverBody, recoverResult } from './schemas/deliveries';
-import { accountStats, statsQuery, webhookStats } from './schemas/stats';
+import { accountStats, MAX_FAILING_WEBHOOKS, MAX_INACTIVE_WEBHOOKS, statsQuery, webhookStats } from './schemas/stats';
 import { rotateSharedSecretBody, rotateSharedSecretQuery, sharedSecret } from './schemas/shared-secret';
 import {
   createWebhookBody,
@@ -344,7 +344,7 @@ export const routes = {
     tag: 'Statistics',
     summary: "The account's delivery attempts per hour, its webhooks by status, and those failing or inactive",
     description:
-      "The delivery attempts of all the account's webhooks in the last `hours` hours (24 by default, up to the log's retention as for `getWebhookStats`), per hour and in total, counted as `getWebhookStats` counts them; the webhooks with a failed attempt in the window (at most 25, the most recent failure first), each with that failure and how its URL is doing; the account's webhooks by status now; and its inactive webhooks (at most 25, the most recently created first), each with when and why it was made inactive.",
+      "The delivery attempts of all the account's webhooks in the last `hours` hours (24 by default, up to the log's retention as for `getWebhookStats`), per hour and in total, counted as `getWebhookStats` counts them; the webhooks with a failed attempt in the window (at most " + MAX_FAILING_WEBHOOKS + ", the most recent failure first), each with that failure and how its URL is doing; the account's webhooks by status now; and its inactive webhooks (at most " + MAX_INACTIVE_WEBHOOKS + ", the most recently created first), each with when and why it was made inactive.",
     method: 'GET',
     path: '/v1/stats',
     entry: 'functions/get-account-stats.ts',

@@ -43,7 +43,7 @@ export async function consumeDeliveries(records: QueueRecord[], context: Consume
   return response;
 }
 
-async function deliverRecord(record: QueueRecord, { queue, log = logger, stats }: ConsumerContext, read: ItemReader): Promise<void> {
+async function deliverRecord(record: QueueRecord, { queue, log = logger, stats }: ConsumerContext & { stats: DeliveryStatsBuffer }, read: ItemReader): Promise<void> {
   let queued: QueuedDelivery;
   try {
     queued = parseQueuedDelivery(record.body);

@@ -26,7 +26,7 @@ import { resumption } from './resume';
 import { retryDelayMs } from './schedule';
 import { sendAttempt } from './send';
 import { signatureHeaders, type SigningSecrets } from './signing';
-import { deliveryStats, type AttemptOutcome, type DeliveryStatsBuffer } from './stats';
+import type { AttemptOutcome, DeliveryStatsBuffer } from './stats';
 import { sweepGraceMs } from './sweep';
 import type { Resolver } from './target-guard';
 import { USER_AGENT } from './user-agent';
@@ -119,8 +119,8 @@ export interface AttemptContext {
   log?: Logger;
   /** The target's addresses, resolved once by the caller (its host slot is keyed by them); absent, resolved when connecting. */
   resolve?: Resolver;
-  /** Where the attempt is counted: the process's buffer unless given. */
-  stats?: DeliveryStatsBuffer;
+  /** Where the attempt is counted: the buffer its consumer flushes. */
+  stats: DeliveryStatsBuffer;
 }
 
 /**
@@ -130,7 +130,7 @@ export interface AttemptContext {
  */
 export async function attemptDelivery(
   { message, webhook, secrets, origin }: PreparedAttempt,
-  { queue, log = logger, resolve, stats = deliveryStats }: AttemptContext,
+  { queue, log = logger, resolve, stats }: AttemptContext,
 ): Promise<Attempted> {
   const config = runtimeConfig();
   const settings = config.delivery;

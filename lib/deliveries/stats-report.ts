@@ -1,17 +1,13 @@
 import { webhookNotFound } from '../errors';
-import type { AccountStats, AttemptCounts, StatsQuery, WebhookStats } from '../schemas/stats';
+import { MAX_FAILING_WEBHOOKS, MAX_INACTIVE_WEBHOOKS, type AccountStats, type AttemptCounts, type AttemptFailure, type StatsQuery, type WebhookStats } from '../schemas/stats';
 import { forEachChunk } from '../store/batch';
-import { HOUR_MS, queryAccountHours, queryWebhookFailures, queryWebhookHours, type AttemptFailure, type HourCounts, type WebhookHour } from '../store/delivery-stats';
+import { HOUR_MS, queryAccountHours, queryWebhookFailures, queryWebhookHours, type HourCounts, type WebhookHour } from '../store/delivery-stats';
 import { getEndpointHealth, originOf } from '../store/endpoint-health';
 import { countAccountWebhooks } from '../store/account-usage';
 import { countWebhooksWithStatus, getWebhookWithDeactivation, queryInactiveWebhooks, readWebhookItems } from '../store/webhooks';
 import { describeEndpoint, type EndpointState } from './admission';
 import { addCounts, emptyCounts, FAILING_WEBHOOKS_KEPT, hourOf, LATENCY_BUCKETS, latencyPercentiles } from './stats';
 
-/** The failing webhooks an account's statistics show at most. */
-export const MAX_FAILING_WEBHOOKS = 25;
-/** The inactive webhooks an account's statistics show at most. */
-export const MAX_INACTIVE_WEBHOOKS = 25;
 const PARALLEL_QUERIES = 8;
 
 /** The window of `hours` hours ending with the current one: its first and last hours' starts. */

@@ -2,7 +2,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { forEachChunk } from '../store/batch';
-import { addAccountHourCounts, addWebhookHourCounts, HOUR_MS, type AttemptFailure, type HourCounts } from '../store/delivery-stats';
+import type { AttemptFailure } from '../schemas/stats';
+import { addAccountHourCounts, addWebhookHourCounts, HOUR_MS, type HourCounts } from '../store/delivery-stats';
 import type { Attempt } from '../store/messages';
 
 /**

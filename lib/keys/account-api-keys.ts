@@ -8,7 +8,7 @@ import { countApiKeyCreation } from '../limits/call-rates';
 import { logger } from '../logger';
 import { pageTokens } from '../page-token';
 import type { ApiKey, ApiKeyList, CreateApiKeyBody, CreatedApiKey, ListApiKeysQuery } from '../schemas/api-keys';
-import { getApiKeyItem, queryAccountApiKeyPage, queryAccountApiKeysWithId, type ApiKeyPagePosition } from '../store/api-keys';
+import { getApiKeyItem, queryAccountApiKeyPage, queryAccountApiKeys, type AccountKeyCount, type ApiKeyPagePosition } from '../store/api-keys';
 import { keyWithId, revokeStoredKey, type ApiKeyRecord, type Revocation } from './api-keys';
 import { createKeyWithGatewayKey, deleteGatewayKeyOf, usagePlanIdNamed, type UsagePlanPlacement } from './gateway-keys';
 
@@ -61,23 +61,25 @@ interface StoredKey {
  * count, or for a key it does not count (revoked, or left uncounted by a cut-off revocation) by the
  * account's listing. Undefined when the account has no key with that id.
  */
-async function findAccountKey(account: string, keyId: string, counted = accountKeyCount(account)): Promise<StoredKey | undefined> {
-  const keyHash = (await counted).keys[keyId]?.keyHash ?? keyWithId(account, await queryAccountApiKeysWithId(account, keyId), keyId)?.keyHash;
+async function findAccountKey(account: string, keyId: string, count: AccountKeyCount): Promise<StoredKey | undefined> {
+  const keyHash = count.keys[keyId]?.keyHash ?? keyWithId(account, await queryAccountApiKeys(account), keyId)?.keyHash;
   const record = keyHash === undefined ? undefined : await getApiKeyItem(keyHash, { consistent: true });
   return record && record.account === account ? { keyHash: keyHash!, record } : undefined;
 }
 
 /**
  * The calling key as it is now, refused (401, as any refused key) when it has been revoked since the
- * authorizer accepted it. A key that works but is not counted (a revocation cut off between its two
- * writes, a key made by an earlier version) is counted again, whatever the limit.
+ * authorizer accepted it, with the account's count as read to find it. A key that works but is not
+ * counted (a revocation cut off between its two writes, a key made by an earlier version) is counted
+ * again, whatever the limit.
  */
-async function callingKey(account: string, callerKeyId: string | undefined): Promise<StoredKey> {
-  const counted = accountKeyCount(account);
-  const caller = callerKeyId === undefined ? undefined : await findAccountKey(account, callerKeyId, counted);
+async function callingKey(account: string, callerKeyId: string | undefined): Promise<{ caller: StoredKey; count: AccountKeyCount }> {
+  if (callerKeyId === undefined) throw new Unauthorized();
+  const count = await accountKeyCount(account);
+  const caller = await findAccountKey(account, callerKeyId, count);
   if (!caller || caller.record.revokedAt !== undefined) throw new Unauthorized();
-  if (!(await counted).keys[caller.record.keyId]) await countNewApiKey(account, { keyId: caller.record.keyId, keyHash: caller.keyHash }, { limited: false });
-  return caller;
+  if (!count.keys[caller.record.keyId]) await countNewApiKey(account, { keyId: caller.record.keyId, keyHash: caller.keyHash }, { limited: false });
+  return { caller, count };
 }
 
 export async function createAccountApiKey(
@@ -86,7 +88,7 @@ export async function createAccountApiKey(
   { name }: CreateApiKeyBody = {},
   apiGateway = new APIGatewayClient({}),
 ): Promise<CreatedApiKey> {
-  const caller = await callingKey(account, callerKeyId);
+  const { caller } = await callingKey(account, callerKeyId);
   await countApiKeyCreation(account);
   const placement = await usagePlanPlacement(caller.record.usagePlan, apiGateway);
   const { key, record } = await withGatewayThrottling(() => createKeyWithGatewayKey(account, placement, apiGateway, { limited: true, name }));
@@ -128,8 +130,8 @@ async function withGatewayThrottling<T>(call: () => Promise<T>): Promise<T> {
  * being counted, under that condition, before it is marked revoked.
  */
 export async function revokeAccountApiKey(account: string, callerKeyId: string | undefined, keyId: string, apiGateway?: APIGatewayClient): Promise<ApiKey> {
-  await callingKey(account, callerKeyId);
-  const target = await findAccountKey(account, keyId);
+  const { caller, count } = await callingKey(account, callerKeyId);
+  const target = keyId === caller.record.keyId ? caller : await findAccountKey(account, keyId, count);
   if (!target) throw keyNotFound(keyId);
   if ((await uncountApiKey(account, { keyId, keyHash: target.keyHash }, { keepLast: true })) === 'last') {
     throw new Conflict(

@@ -8,7 +8,6 @@ import {
   markApiKeyUsed,
   putApiKeyItem,
   queryAccountApiKeys,
-  queryAccountApiKeysWithId,
   type ApiKeyRecord,
 } from '../store/api-keys';
 
@@ -75,17 +74,16 @@ export interface CountedNewKey extends NewApiKey {
 const COUNT_TRIES = 3;
 
 /**
- * Makes a key (or takes `generated`) and counts it on its account, before anything else is written.
- * `limited` (the API): refused with a 400 at the account's limit; the operator's keys CLI is not.
+ * Makes a key and counts it on its account, before anything else is written. `limited` (the API):
+ * refused with a 400 at the account's limit; the operator's keys CLI is not.
  */
-export async function countNewKey(account: string, { generated, limited }: { generated?: NewApiKey; limited: boolean }): Promise<CountedNewKey> {
+export async function countNewKey(account: string, { limited }: { limited: boolean }): Promise<CountedNewKey> {
   assertAccountName(account);
   for (let attempt = 0; attempt < COUNT_TRIES; attempt += 1) {
-    const made = generated ?? generateApiKey();
+    const made = generateApiKey();
     const keyHash = hashApiKey(made.key);
     const key = { ...made, keyHash, keyId: keyIdOf(keyHash) };
     if (await countNewApiKey(account, key, { limited })) return key;
-    if (generated) break;
   }
   throw new Conflict(`Account '${account}' already has a key with this key's id: make another key`);
 }
@@ -124,9 +122,9 @@ export async function giveBackCount(account: string, counted: CountedNewKey): Pr
  */
 export async function createApiKey(
   account: string,
-  options: { generated?: NewApiKey; gateway?: { apiGatewayKeyId: string; usagePlan: string }; name?: string } = {},
+  options: { gateway?: { apiGatewayKeyId: string; usagePlan: string }; name?: string } = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  const counted = await countNewKey(account, { generated: options.generated, limited: false });
+  const counted = await countNewKey(account, { limited: false });
   return storeCountedKey(account, counted, { gateway: options.gateway, name: options.name });
 }
 
@@ -178,7 +176,7 @@ export async function revokeApiKey(key: string): Promise<Revocation | undefined>
 
 /** As revokeApiKey, for the key the account's listing shows under `keyId`: no need to hold the key. */
 export async function revokeApiKeyById(account: string, keyId: string): Promise<Revocation | undefined> {
-  const found = keyWithId(account, await queryAccountApiKeysWithId(account, keyId), keyId);
+  const found = keyWithId(account, await queryAccountApiKeys(account), keyId);
   return found && revokeCountedKey(account, { keyId, keyHash: found.keyHash });
 }
 

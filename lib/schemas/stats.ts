@@ -56,6 +56,12 @@ const statsWindow = {
 };
 
 const attemptFailure = z.object({ at: z.number().int(), error: z.string(), statusCode: z.number().int().optional() });
+export type AttemptFailure = z.infer<typeof attemptFailure>;
+
+/** The failing webhooks an account's statistics show at most. */
+export const MAX_FAILING_WEBHOOKS = 25;
+/** The inactive webhooks an account's statistics show at most. */
+export const MAX_INACTIVE_WEBHOOKS = 25;
 
 export const deactivation = z
   .object({
@@ -96,7 +102,7 @@ export const accountStats = z.object({
   ...statsWindow,
   failingWebhooks: z
     .array(failingWebhook)
-    .describe('Webhooks with a failed attempt in the window, the most recent failure first: at most 25'),
+    .describe(`Webhooks with a failed attempt in the window, the most recent failure first: at most ${MAX_FAILING_WEBHOOKS}`),
   webhooks: z
     .object({ active: z.number().int(), inactive: z.number().int() })
     .describe(
@@ -104,6 +110,6 @@ export const accountStats = z.object({
     ),
   inactiveWebhooks: z
     .array(inactiveWebhook)
-    .describe('The inactive webhooks, the most recently created first (as listWebhooks orders them): at most 25, each with when and why it was made inactive'),
+    .describe(`The inactive webhooks, the most recently created first (as listWebhooks orders them): at most ${MAX_INACTIVE_WEBHOOKS}, each with when and why it was made inactive`),
 });
 export type AccountStats = z.infer<typeof accountStats>;

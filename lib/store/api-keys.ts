@@ -198,23 +198,6 @@ export async function queryAccountApiKeyPage(account: string, limit: number, aft
   return { records: items.slice(0, limit).map(toRecord), more: items.length > limit };
 }
 
-/**
- * The account's keys listed under `keyId` (one, but for a 48-bit collision), each with the hash it is
- * stored under. The index is read for the account's keys and filtered: for keys the account's count
- * does not name (revoked, or never counted), where no key item's key is known.
- */
-export async function queryAccountApiKeysWithId(account: string, keyId: string): Promise<{ keyHash: string; record: ApiKeyRecord }[]> {
-  const { items } = await queryAllItems({
-    TableName: tableName(),
-    IndexName: GSI1.indexName,
-    KeyConditionExpression: '#pk = :pk',
-    FilterExpression: 'keyId = :keyId',
-    ExpressionAttributeNames: { '#pk': GSI1.partitionKey },
-    ExpressionAttributeValues: { ':pk': apiKeyAccountIndexKey(account, '').gsi1pk, ':keyId': keyId },
-  });
-  return items.map((item) => ({ keyHash: apiKeyHashOfPartition(item.pk as string), record: toRecord(item) }));
-}
-
 /** The account's keys, oldest first, each with the hash it is stored under. */
 export async function queryAccountApiKeys(account: string): Promise<{ keyHash: string; record: ApiKeyRecord }[]> {
   const { items } = await queryAllItems({

@@ -1,8 +1,8 @@
-import { runtimeConfig } from '../config/runtime';
+import type { AttemptFailure } from '../schemas/stats';
 import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
 import { deleteItem, queryAllItems, updateItem, type Item } from './items';
-import { queryTimeIndexItems } from './messages';
+import { expiredBatches, queryTimeIndexItems, sweptForExpiry } from './messages';
 import {
   accountStatsHourKey,
   hourOfStatsSortKey,
@@ -26,11 +26,6 @@ export interface HourCounts {
   latency: Record<string, number>;
 }
 
-export interface AttemptFailure {
-  at: number;
-  error: string;
-  statusCode?: number;
-}
 
 export interface WebhookHour {
   /** The hour's start, ms. */
@@ -75,7 +70,7 @@ function countsUpdate(hour: number, counts: HourCounts): { add: string[]; set: s
     values[`:l${index}`] = count;
   });
   const set = ['expiresAt = :expiresAt'];
-  if (!runtimeConfig().storeDeletesExpiredItems) {
+  if (sweptForExpiry()) {
     const expiry = statsExpiryIndexKey(retentionEndOf(hour + HOUR_MS) * 1000);
     set.push('gsi3pk = :gsi3pk', 'gsi3sk = :gsi3sk');
     Object.assign(values, { ':gsi3pk': expiry.gsi3pk, ':gsi3sk': expiry.gsi3sk });
@@ -200,24 +195,23 @@ export async function queryAccountHours(account: string, first: number, last: nu
   return items.map((item) => ({ hour: hourOfStatsSortKey(item.sk), counts: countsOf(item), failingWebhooks: [...((item.failingWebhooks as Set<string> | undefined) ?? [])] }));
 }
 
-const EXPIRED_BATCH = 100;
-
 /**
  * Deletes statistics items whose retention ended by `now`, until none is left or `deadline` passes:
  * DynamoDB's TTL does it on AWS; the embedded store has none. Returns how many it deleted.
  */
 export async function deleteExpiredStats(now: number, deadline: number): Promise<number> {
   let deleted = 0;
+  const batches = expiredBatches([STATS_EXPIRY_PARTITION], (partition, limit) => queryTimeIndexItems(partition, now, limit));
   while (Date.now() < deadline) {
-    const items = await queryTimeIndexItems(STATS_EXPIRY_PARTITION, now, EXPIRED_BATCH);
-    for (const { pk, sk } of items) {
+    const batch = await batches.next();
+    if (batch.done) break;
+    for (const { pk, sk } of batch.value) {
       // Unless written since it was read: a write sets its expiry again (the same one, for its hour).
       const gone = await conditionHeld(
         deleteItem({ TableName: tableName(), Key: { pk, sk }, ConditionExpression: 'expiresAt <= :now', ExpressionAttributeValues: { ':now': Math.floor(now / 1000) } }),
       );
       if (gone) deleted += 1;
     }
-    if (items.length < EXPIRED_BATCH) break;
   }
   return deleted;
 }

@@ -164,7 +164,7 @@ export function isStorableBody(body: string | BodyParts, spareBytes = 0): boolea
  * Whether finished messages go into gsi3 under `EXPIRES#`, for the local sweep to delete them: the
  * embedded store has no TTL. On AWS, DynamoDB's TTL deletes them (and their body items) at no cost.
  */
-const sweptForExpiry = () => !runtimeConfig().storeDeletesExpiredItems;
+export const sweptForExpiry = () => !runtimeConfig().storeDeletesExpiredItems;
 
 const MESSAGE_FIELDS = [
   'account', 'webhookId', 'messageId', 'eventType', 'createdAt', 'status', 'attempts', 'scheduledAttempts',
@@ -660,19 +660,23 @@ export async function takeDueMessages(now: number, limitPerShard: number, nextSw
 const EXPIRED_BATCH = 100;
 
 /**
- * Finished messages whose retention ended by `now` (in the expiry index: only where the store
- * deletes no expired items itself), a batch at a time, shard after shard. A shard is read again from
- * its start while its last batch was full: the caller deletes each batch before asking for the next.
+ * What `read` finds expired in each gsi3 partition (items whose retention ended: in the index only
+ * where the store deletes no expired items itself), a batch at a time, partition after partition. A
+ * partition is read again from its start while its last batch was full: the caller deletes each batch
+ * before asking for the next.
  */
-export async function* expiredMessageBatches(now: number): AsyncGenerator<MessageRef[]> {
-  for (const partition of expiryPartitions()) {
+export async function* expiredBatches<T>(partitions: string[], read: (partition: string, limit: number) => Promise<T[]>): AsyncGenerator<T[]> {
+  for (const partition of partitions) {
     for (;;) {
-      const expired = await queryTimeIndex(partition, now, EXPIRED_BATCH);
+      const expired = await read(partition, EXPIRED_BATCH);
       yield expired;
       if (expired.length < EXPIRED_BATCH) break;
     }
   }
 }
+
+/** Finished messages whose retention ended by `now`, shard after shard (expiredBatches). */
+export const expiredMessageBatches = (now: number) => expiredBatches(expiryPartitions(), (partition, limit) => queryTimeIndex(partition, now, limit));
 
 /** The items of one gsi3 partition whose time has come (due, or expired), at most `limit`, earliest first. */
 export async function queryTimeIndexItems(partition: string, now: number, limit: number): Promise<Item[]> {

@@ -6,6 +6,9 @@ import { uuidFromHex, uuidHex } from '../uuid';
  * and access patterns, and why they are so, are described once, in docs/table-design.md.
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;
+
+/** A time (ms) in a sort key: whole, not below 0, 15 digits, so that keys sort as their times do. */
+const sortableTime = (ms: number) => String(Math.max(0, Math.floor(ms))).padStart(15, '0');
 export const GSI1 = { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' } as const;
 /** Sparse, keys only: inactive webhooks by chain, and failed and parked messages by webhook. Its sort key is the table's. */
 export const GSI2 = { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'sk' } as const;
@@ -113,7 +116,7 @@ export const backfillKey = (account: string, webhookId: string, backfillId: stri
 /** Where a running backfill sits in gsi1: under its chain, by its turn (ms), for the chain's backfill runner. */
 export const runningBackfillIndexKey = (chainId: string, backfillId: string, turn: number) => ({
   gsi1pk: `CHAIN#${chainId}#BACKFILLS`,
-  gsi1sk: `${String(Math.max(0, Math.floor(turn))).padStart(15, '0')}#${backfillId}`,
+  gsi1sk: `${sortableTime(turn)}#${backfillId}`,
 });
 
 /** The account's running backfills: which webhook runs which. */
@@ -147,7 +150,7 @@ export const quarantinedBlockKey = (chainId: string, number: number, webhookId?:
 export const endpointHealthKey = (account: string, origin: string): TableKey => ({ pk: `${accountPartition(account)}#ENDPOINT#${origin}`, sk: 'HEALTH' });
 
 const STATS_HOUR_SORT_KEY_PREFIX = 'HOUR#';
-const statsHourSortKey = (hour: number) => `${STATS_HOUR_SORT_KEY_PREFIX}${String(Math.max(0, Math.floor(hour))).padStart(15, '0')}`;
+const statsHourSortKey = (hour: number) => `${STATS_HOUR_SORT_KEY_PREFIX}${sortableTime(hour)}`;
 
 /** A webhook's delivery statistics of one hour (its start, ms): one partition per webhook, its hours in order. */
 export const webhookStatsHourKey = (account: string, webhookId: string, hour: number): TableKey => ({
@@ -227,7 +230,7 @@ export const messageStatusPartition = (account: string, webhookId: string, statu
 export const dueIndexShards = () => runtimeConfig().delivery.dueIndexShards;
 const shardOf = (messageId: string) => parseInt(messageId.slice(-3), 16) % dueIndexShards();
 /** A gsi3 sort key: the time, then what is due or expires then (a message's id, or STATS). */
-const timeKey = (ms: number, what: string) => `${String(Math.max(0, Math.floor(ms))).padStart(15, '0')}#${what}`;
+const timeKey = (ms: number, what: string) => `${sortableTime(ms)}#${what}`;
 
 const duePartition = (shard: number) => `DUE#${shard}`;
 const expiresPartition = (shard: number) => `EXPIRES#${shard}`;
