@@ -1,6 +1,5 @@
 import type { Browser, Page, Request } from 'playwright-core';
-import { expectNoSeriousViolations } from '../support/axe';
-import { watchPage, type PageWatch } from '../support/console-page';
+import { lookAtBothWidths, signIn, watchPage, type PageWatch } from '../support/console-page';
 import { describeInBrowser, launchChromium } from '../support/browser';
 import { devChainSettings } from '../../lib/config/chains';
 import { backfillCalls } from '../support/backfills';
@@ -53,9 +52,7 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     watch = watchPage(page);
-    await page.goto(`${service.url()}/console/webhooks/${webhookId}`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, `${service.url()}/console/webhooks/${webhookId}`, key);
   }, 90_000);
 
   afterAll(async () => {
@@ -70,14 +67,7 @@ describeInBrowser("the console's webhook pages in headless Chromium", () => {
 
   const tab = (name: string) => page.getByRole('navigation', { name: 'Webhook sections' }).getByRole('link', { name, exact: true });
 
-  async function lookAt(name: string) {
-    await expectNoSeriousViolations(page, name);
-    await screenshot(page, name);
-    await page.setViewportSize({ width: 360, height: 800 });
-    await screenshot(page, name);
-    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(360);
-    await page.setViewportSize({ width: 1280, height: 900 });
-  }
+  const lookAt = (name: string) => lookAtBothWidths(page, name, screenshot);
 
   it('shows the settings with the name as text, the tabs, and the 7-day charts', async () => {
     await page.getByRole('heading', { level: 1, name: 'Treasury <b>watch</b>' }).waitFor();

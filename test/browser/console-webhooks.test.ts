@@ -1,11 +1,11 @@
 import type { Browser, Page } from 'playwright-core';
-import { expectNoSeriousViolations } from '../support/axe';
-import { watchPage, type PageWatch } from '../support/console-page';
+import { lookAtBothWidths, signIn, watchPage, type PageWatch } from '../support/console-page';
 import { describeInBrowser, launchChromium } from '../support/browser';
 import { randomAccount, randomAddress, randomChecksummedAddress, withChecksumTypo, webhookInput } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { startReceiver } from '../support/receiver';
 import { screenshotsOf } from '../support/screenshots';
+import { until } from '../support/until';
 
 const service = useLocalService();
 const screenshot = screenshotsOf(__filename);
@@ -36,9 +36,7 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     watch = watchPage(page);
-    await page.goto(`${service.url()}/console/`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, `${service.url()}/console/`, key);
   }, 90_000);
 
   afterAll(async () => {
@@ -50,14 +48,7 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
     expect(watch.problems).toEqual([]);
   });
 
-  async function lookAt(name: string) {
-    await expectNoSeriousViolations(page, name);
-    await screenshot(page, name);
-    await page.setViewportSize({ width: 360, height: 800 });
-    await screenshot(page, name);
-    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-    await page.setViewportSize({ width: 1280, height: 900 });
-  }
+  const lookAt = (name: string) => lookAtBothWidths(page, name, screenshot);
 
   const section = (name: string) => page.getByRole('region', { name, exact: true });
 
@@ -219,7 +210,7 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
       expect((await service.call('POST', `/v1/webhooks/${made.body.id}/test`, { key })).status).toBeLessThan(300);
       await receiver.waitFor(1);
       // The attempt is counted once it is recorded, just after the receiver answered.
-      while ((await service.call('GET', '/v1/stats', { key })).body.failingWebhooks.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      await until('the failing webhook is counted', 15_000, async () => (await service.call('GET', '/v1/stats', { key })).body, (stats) => stats.failingWebhooks.length > 0);
 
       await page.goto(`${service.url()}/console/`);
       const row = section('Failing webhooks').getByRole('row').filter({ has: page.getByRole('link', { name, exact: true }) });

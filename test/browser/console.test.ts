@@ -1,13 +1,15 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page, Response } from 'playwright-core';
 import { CONSOLE_CONTENT_SECURITY_POLICY } from '../../infra/console-headers';
+import { apiKeyId } from '../../lib/keys/api-keys';
 import { expectNoSeriousViolations } from '../support/axe';
-import { nothingLoading, watchPage } from '../support/console-page';
+import { documentWidth, nothingLoading, submitApiKey, watchPage } from '../support/console-page';
 import { describeInBrowser, launchChromium } from '../support/browser';
 import { DEV_ACCOUNT, sendTransaction } from '../support/dev-chain';
-import { devChainUrl, freePort, startNpmStart, stopAfterAll, type NpmStart } from '../support/npm-start';
+import { randomAddress } from '../support/factories';
+import { apiCaller, devChainUrl, freePort, startNpmStart, stopAfterAll, type NpmStart } from '../support/npm-start';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { screenshotsOf } from '../support/screenshots';
 import { useTempDir } from '../support/temp-dir';
@@ -27,10 +29,6 @@ stopAfterAll(
   () => running,
   () => receiver,
 );
-
-const randomAddress = () => `0x${randomBytes(20).toString('hex')}`;
-/** An API key's id: the first 12 hex digits of its SHA-256 (lib/keys). */
-const keyIdOf = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 12);
 
 /** The page's h1 is shown and nothing on it is still loading: ready to be looked at. */
 async function settled(page: Page, title: string | RegExp) {
@@ -81,13 +79,11 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     await page.getByRole('heading', { level: 1, name: 'Webhooks console' }).waitFor();
     await lookAt(page, 'sign-in');
     const wrongKey = `whk_${randomBytes(32).toString('base64url')}`;
-    const refusal = (await (await fetch(`${url}/v1/webhooks`, { headers: { 'x-service-api-key': wrongKey } })).json()) as { message: string };
-    await page.getByLabel('API key').fill(wrongKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const refusal = (await apiCaller(() => url, wrongKey)('GET', '/v1/webhooks')).body as { message: string };
+    await submitApiKey(page, wrongKey);
     await page.getByRole('alert').filter({ hasText: refusal.message }).waitFor();
     expect(await page.getByRole('button', { name: 'Sign in' }).isVisible()).toBe(true);
-    await page.getByLabel('API key').fill(devKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await submitApiKey(page, devKey);
     await settled(page, 'Overview');
     watch.expectRefusals();
     await lookAtPage('overview');
@@ -108,8 +104,8 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     await page.getByRole('button', { name: 'Create webhook' }).click();
     await settled(page, 'Console E2E');
     const webhookId = /\/console\/webhooks\/([^/]+)$/.exec(new URL(page.url()).pathname)?.[1];
-    const created = await fetch(`${url}/v1/webhooks/${webhookId}`, { headers: { 'x-service-api-key': devKey } });
-    expect(await created.json()).toMatchObject({ name: 'Console E2E', chainId: DEV_CHAIN_ID, url: receiver!.url, status: 'active' });
+    const created = await apiCaller(() => url, devKey)('GET', `/v1/webhooks/${webhookId}`);
+    expect(created.body).toMatchObject({ name: 'Console E2E', chainId: DEV_CHAIN_ID, url: receiver!.url, status: 'active' });
     await lookAtPage('webhook-settings');
 
     // 25 000 addresses from a file, sent in calls of 10 000 with a progress bar.
@@ -182,9 +178,12 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     expect(secretAfter).not.toBe(secretBefore);
     await screenshot(page, 'secret-rotated');
 
-    // A new key with a name, read from "New key", listed with its name, revoked by its id.
+    // A new key with a name, read from "New key", listed with its name, revoked by its id. A name that is one
+    // word as long as the API allows wraps: the table keeps every column in view.
+    expect((await apiCaller(() => url, devKey)('POST', '/v1/apiKeys', { name: 'k'.repeat(256) })).status).toBe(201);
     await page.getByRole('link', { name: 'API keys' }).click();
     await settled(page, 'API keys');
+    expect(await page.locator('.table-scroll').evaluate((box) => box.scrollWidth <= box.clientWidth)).toBe(true);
     await lookAtPage('api-keys');
     await page.getByLabel('Name of the new key (optional)').fill('CI pipeline');
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -193,7 +192,7 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     await screenshot(page, 'api-keys-created');
     await page.getByRole('button', { name: 'I have stored it' }).click();
     expect(await page.getByLabel('New key', { exact: true }).count()).toBe(0);
-    const newKeyId = keyIdOf(newKey);
+    const newKeyId = apiKeyId(newKey);
     await page.getByRole('row').filter({ hasText: newKeyId }).filter({ hasText: 'CI pipeline' }).waitFor();
     expect(await page.getByLabel('Name of the new key (optional)').inputValue()).toBe('');
     await page.getByRole('button', { name: `Revoke key ${newKeyId}` }).click();
@@ -201,14 +200,14 @@ describeInBrowser('the console in Chromium, against npm start', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke', exact: true }).click();
     await page.getByRole('status').filter({ hasText: `Key ${newKeyId} was revoked` }).waitFor();
     expect(await page.getByRole('button', { name: `Revoke key ${newKeyId}` }).count()).toBe(0);
-    expect((await fetch(`${url}/v1/webhooks`, { headers: { 'x-service-api-key': newKey } })).status).toBe(401);
+    expect((await apiCaller(() => url, newKey)('GET', '/v1/webhooks')).status).toBe(401);
     await screenshot(page, 'api-keys-revoked');
 
     // Each page at 360 px wide: nothing wider than the screen. Opened by address, in the same tab.
     await page.setViewportSize({ width: 360, height: 780 });
     const overflowing: { name: string; scrollWidth: number }[] = [];
     const checkWidth = async (name: string) => {
-      const scrollWidth = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+      const scrollWidth = await documentWidth(page);
       if (scrollWidth > 360) overflowing.push({ name, scrollWidth });
     };
     for (const [name, address] of Object.entries(pages)) {

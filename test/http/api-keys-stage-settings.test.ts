@@ -1,20 +1,14 @@
 import { randomAccount } from '../support/factories';
 import { useLocalService } from '../support/local-service';
+import { apiKeysApi } from './support/api-keys-api';
 import { expectError } from './support/expectations';
 
 // The key operations with the stage's settings, which api-keys.test.ts lowers or lifts: the authorizer's
 // cache on (60 s), 10 key creations a minute per account.
 const client = useLocalService({ AUTHORIZER_CACHE_TTL_SECONDS: '' });
 
-const create = (key: string) => client.call('POST', '/v1/apiKeys', { key });
-const revoke = (key: string, keyId: string) => client.call('DELETE', `/v1/apiKeys/${keyId}`, { key });
+const { list, create, revoke, created } = apiKeysApi(client);
 const listWebhooks = (key: string) => client.call('GET', '/v1/webhooks', { key });
-
-async function created(key: string) {
-  const response = await create(key);
-  expect(response.status).toBe(201);
-  return response.body as { key: string; keyId: string };
-}
 
 describe('a key revoked while the authorizer cache still accepts it', () => {
   it('can neither create nor revoke keys, with the 401 of any refused key', async () => {
@@ -22,17 +16,17 @@ describe('a key revoked while the authorizer cache still accepts it', () => {
     const first = await client.keyFor(account);
     const second = await created(first);
     const third = await created(first);
-    const firstId = (await client.call('GET', '/v1/apiKeys', { key: first })).body.apiKeys.find((listed: { current: boolean }) => listed.current).keyId;
+    const firstId = (await list(first)).body.apiKeys.find((listed: { current: boolean }) => listed.current).keyId;
     // The cache now holds the first key as accepted.
     expect((await listWebhooks(first)).status).toBe(200);
     expect((await revoke(second.key, firstId)).status).toBe(200);
 
     const refused = expectError(await create(first), 401);
     expect(expectError(await revoke(first, third.keyId), 401)).toBe(refused);
-    expect(expectError(await client.call('GET', '/v1/apiKeys', { key: 'whk_' + 'A'.repeat(43) }), 401)).toBe(refused);
+    expect(expectError(await list('whk_' + 'A'.repeat(43)), 401)).toBe(refused);
     // Other operations may still pass until the cache asks again: the documented 60 s.
     expect([200, 401]).toContain((await listWebhooks(first)).status);
-    const keys = (await client.call('GET', '/v1/apiKeys?pageSize=100', { key: third.key })).body.apiKeys as { keyId: string; revokedAt?: number }[];
+    const keys = (await list(third.key, '?pageSize=100')).body.apiKeys as { keyId: string; revokedAt?: number }[];
     expect(keys.filter((listed) => listed.revokedAt === undefined).map((listed) => listed.keyId).sort()).toEqual([second.keyId, third.keyId].sort());
   });
 });

@@ -7,6 +7,8 @@ import { updateItem } from '../../lib/store/items';
 import { accountKey } from '../../lib/store/table';
 import { randomAccount } from '../support/factories';
 import { useLocalService } from '../support/local-service';
+import { captureStdout } from '../support/stdout';
+import { apiKeysApi } from './support/api-keys-api';
 import { expectError } from './support/expectations';
 
 const MAX_KEYS = 4;
@@ -16,17 +18,13 @@ const client = useLocalService({ MAX_API_KEYS_PER_ACCOUNT: String(MAX_KEYS), MAX
 
 /** Every key the file makes or is answered with: none may appear in a log line. */
 const keysSeen: string[] = [];
-const logged: string[] = [];
-let restoreOutput: (() => void) | undefined;
+let output: ReturnType<typeof captureStdout> | undefined;
 
 beforeAll(() => {
-  const spies = [process.stdout, process.stderr].map((stream) =>
-    jest.spyOn(stream, 'write').mockImplementation((chunk) => logged.push(String(chunk)) > 0),
-  );
-  restoreOutput = () => spies.forEach((spy) => spy.mockRestore());
+  output = captureStdout([process.stdout, process.stderr]);
 });
 
-afterAll(() => restoreOutput?.());
+afterAll(() => output?.restore());
 
 async function newAccount() {
   const account = randomAccount();
@@ -35,16 +33,7 @@ async function newAccount() {
   return { account, key };
 }
 
-const list = (key: string, query = '') => client.call('GET', `/v1/apiKeys${query}`, { key });
-const create = (key: string, body?: unknown) => client.call('POST', '/v1/apiKeys', { key, body });
-const revoke = (key: string, keyId: string) => client.call('DELETE', `/v1/apiKeys/${keyId}`, { key });
-
-async function created(key: string) {
-  const response = await create(key);
-  expect(response.status).toBe(201);
-  keysSeen.push(response.body.key);
-  return response.body as { key: string; keyId: string; createdAt: number; current: boolean };
-}
+const { list, create, revoke, created } = apiKeysApi(client, (key) => keysSeen.push(key));
 
 async function allKeys(key: string) {
   const response = await list(key, '?pageSize=100');
@@ -327,7 +316,7 @@ describe('DELETE /v1/apiKeys/{keyId}', () => {
 
 describe('the logs', () => {
   it('hold request lines for the key operations, and never a key', () => {
-    const text = logged.join('');
+    const text = output!.text();
     expect(text).toMatch(/"message":"request".*"path":"\/v1\/apiKeys"/);
     expect(keysSeen.length).toBeGreaterThan(20);
     for (const key of keysSeen) expect(text).not.toContain(key.slice(4));

@@ -5,7 +5,8 @@ import { standardWebhooksSecret, verifyNotification } from '../../lib/deliveries
 import { randomAddress } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { startReceiver, type Answer, type Receiver, type ReceivedRequest } from '../support/receiver';
-import { expectError, UUID_PATTERN } from './support/expectations';
+import { until } from '../support/until';
+import { expectError } from './support/expectations';
 import { webhooksApi } from './support/webhooks-api';
 
 // A whole schedule in about a second: attempt 2 after 0.2 s, 3 after 0.4 s, 4 after 0.6 s.
@@ -41,13 +42,6 @@ async function setUp(url: string, overrides: Record<string, unknown> = {}, optio
   return { key, secret, id: webhook.id as string, webhook };
 }
 
-async function sendTest(key: string, id: string): Promise<string> {
-  const response = await client.call('POST', `/v1/webhooks/${id}/test`, { key });
-  expect(response.status).toBe(202);
-  expect(response.body.messageId).toMatch(UUID_PATTERN);
-  return response.body.messageId;
-}
-
 const deliveriesPath = (id: string, query: Record<string, string> = {}) => {
   const search = new URLSearchParams(query);
   return search.size ? `/v1/webhooks/${id}/deliveries?${search}` : `/v1/webhooks/${id}/deliveries`;
@@ -60,30 +54,18 @@ async function delivery(key: string, id: string, messageId: string) {
 }
 
 /** Polls the message until `done` holds for it. */
-async function deliveryWhen(key: string, id: string, messageId: string, done: (entry: any) => boolean, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const entry = await delivery(key, id, messageId);
-    if (done(entry)) return entry;
-    if (Date.now() > deadline) throw new Error(`message ${messageId} never reached the expected state: ${JSON.stringify(entry)}`);
-    await sleep(50);
-  }
-}
+const deliveryWhen = (key: string, id: string, messageId: string, done: (entry: any) => boolean, timeoutMs = 10_000) =>
+  until(`message ${messageId} reaches the expected state`, timeoutMs, () => delivery(key, id, messageId), done, 50);
 
-async function webhookStatusWhen(key: string, id: string, status: string) {
-  const deadline = Date.now() + 10_000;
-  while ((await api.get(key, id)).status !== status) {
-    if (Date.now() > deadline) throw new Error(`webhook ${id} never became ${status}`);
-    await sleep(50);
-  }
-}
+const webhookStatusWhen = (key: string, id: string, status: string) =>
+  until(`webhook ${id} is ${status}`, 10_000, () => api.get(key, id), (webhook) => webhook.status === status, 50);
 
 describe('a test notification', () => {
   it('arrives once, as canonical JSON, signed in both forms, and is logged as succeeded', async () => {
     const target = await receiver();
     const address = randomAddress();
     const { key, id, secret } = await setUp(target.url, { metadata: { addresses: [address] }, includeLogs: true });
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     const [request] = await target.waitFor(1);
     await sleep(200);
     expect(target.requests).toHaveLength(1);
@@ -117,7 +99,7 @@ describe('a test notification', () => {
   it("is logged with its transaction's hash and block number, in the list and the detail", async () => {
     const target = await receiver();
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     const [request] = await target.waitFor(1);
     const { txHash, blockNumber } = JSON.parse(request!.body).event.transaction;
     expect(txHash).toMatch(/^0x[0-9a-f]{64}$/);
@@ -133,7 +115,7 @@ describe('a test notification', () => {
   it('is signed with a secret generated at the first notification when the account has none', async () => {
     const target = await receiver();
     const { key, id } = await setUp(target.url, {}, { secret: false });
-    await sendTest(key, id);
+    await api.sendTest(key, id);
     const [request] = await target.waitFor(1);
     const { body } = await client.call('GET', '/v1/webhooks:getSharedSecret', { key });
     expect(body.secret).toMatch(/^[0-9a-f]{64}$/);
@@ -148,7 +130,7 @@ describe('a test notification', () => {
     const target = await receiver();
     const { key, id, secret: previous } = await setUp(target.url);
     const { body: rotated } = await client.call('POST', `/v1/webhooks:generateOrRotateSharedSecret${query}`, { key });
-    await sendTest(key, id);
+    await api.sendTest(key, id);
     const [request] = await target.waitFor(1);
     return { rawBody: request!.body, headers: request!.headers as Record<string, string>, current: rotated.secret as string, previous: previous! };
   }
@@ -189,7 +171,7 @@ describe('retries', () => {
   it('follow the schedule after 500s, with the same messageId, until one succeeds', async () => {
     const target = await receiver((index) => (index < 2 ? { status: 500, body: 'down' } : { status: 200 }));
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     const requests = await target.waitFor(3);
     expect(new Set(requests.map((request) => JSON.parse(request.body).messageId))).toEqual(new Set([messageId]));
     expect(new Set(requests.map((request) => request.body)).size).toBe(1);
@@ -205,7 +187,7 @@ describe('retries', () => {
   it('show a pending message with its next attempt in the log', async () => {
     const target = await receiver(() => ({ status: 503 }));
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     await target.waitFor(1);
     const entry = await deliveryWhen(key, id, messageId, (message) => message.attempts >= 1);
     if (entry.status === 'pending') expect(entry.nextAttemptAt).toBeGreaterThan(entry.lastAttemptAt);
@@ -215,7 +197,7 @@ describe('retries', () => {
   it('end in failed after the last attempt, which deactivates the webhook', async () => {
     const target = await receiver(() => ({ status: 500 }));
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     await target.waitFor(4);
     const entry = await deliveryWhen(key, id, messageId, (message) => message.status === 'failed');
     expect(entry.attempts).toBe(4);
@@ -227,7 +209,7 @@ describe('retries', () => {
   it('count a timeout as a failure', async () => {
     const target = await receiver((index) => (index === 0 ? 'hang' : { status: 200 }));
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     await target.waitFor(2);
     const entry = await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');
     expect(entry.attemptHistory[0]).toMatchObject({ error: expect.stringMatching(/timeout/) });
@@ -238,7 +220,7 @@ describe('retries', () => {
     const elsewhere = await receiver();
     const target = await receiver((index) => (index === 0 ? { status: 302, headers: { location: elsewhere.url } } : { status: 200 }));
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     await target.waitFor(2);
     const entry = await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');
     expect(entry.attemptHistory[0]).toMatchObject({ statusCode: 302, error: expect.stringMatching(/redirect/) });
@@ -248,7 +230,7 @@ describe('retries', () => {
   it('stop at a 410 Gone, which deactivates the webhook at once', async () => {
     const target = await receiver(() => ({ status: 410 }));
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     const entry = await deliveryWhen(key, id, messageId, (message) => message.status === 'failed');
     expect(entry.attempts).toBe(1);
     await webhookStatusWhen(key, id, 'inactive');
@@ -259,7 +241,7 @@ describe('retries', () => {
   it("honour a 429's Retry-After within the schedule's next two steps", async () => {
     const target = await receiver((index) => (index === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 }));
     const { key, id } = await setUp(target.url);
-    await sendTest(key, id);
+    await api.sendTest(key, id);
     const [first, second] = await target.waitFor(2);
     // The schedule says 0.2 s and the receiver asked for 1 s: honoured up to the step after the next (0.4 s).
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(350);
@@ -272,7 +254,7 @@ describe('retries', () => {
     await closed.close();
     receivers.splice(receivers.indexOf(closed), 1);
     const { key, id } = await setUp(url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     const entry = await deliveryWhen(key, id, messageId, (message) => message.attempts >= 1);
     expect(entry.lastError).toMatch(/refused/i);
     expect(entry).not.toHaveProperty('lastResponseStatusCode');
@@ -284,7 +266,7 @@ describe('an inactive webhook', () => {
     let failing = true;
     const target = await receiver(() => (failing ? { status: 500 } : { status: 200 }));
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     await target.waitFor(1);
     await client.call('DELETE', `/v1/webhooks/${id}`, { key });
     const waiting = await deliveryWhen(key, id, messageId, (message) => message.waitingForActivation === true);
@@ -310,7 +292,7 @@ describe('retry and recover', () => {
   it('retry sends a succeeded message again now, with the same messageId, as a manual attempt', async () => {
     const target = await receiver();
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');
     const response = await client.call('POST', `/v1/webhooks/${id}/deliveries/${messageId}/retry`, { key });
     expect(response.status).toBe(202);
@@ -325,7 +307,7 @@ describe('retry and recover', () => {
     let failing = true;
     const target = await receiver(() => (failing ? { status: 500 } : { status: 200 }));
     const { key, id } = await setUp(target.url);
-    const first = await sendTest(key, id);
+    const first = await api.sendTest(key, id);
     await deliveryWhen(key, id, first, (message) => message.status === 'failed');
     await webhookStatusWhen(key, id, 'inactive');
     failing = false;
@@ -364,7 +346,7 @@ describe('retry and recover', () => {
   it('retry while an attempt is under way is a 409: its outcome would overwrite the retry', async () => {
     const target = await receiver((index) => (index === 0 ? 'hang' : { status: 200 }));
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     await target.waitFor(1);
     expect(await delivery(key, id, messageId)).toMatchObject({ status: 'pending', attempts: 0, attemptUnderWay: true });
     const response = await client.call('POST', `/v1/webhooks/${id}/deliveries/${messageId}/retry`, { key });
@@ -375,7 +357,7 @@ describe('retry and recover', () => {
   it('a message of a webhook deleted for good is not found', async () => {
     const target = await receiver();
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');
     await client.call('DELETE', `/v1/webhooks/${id}?permanent=true`, { key });
     expectError(await client.call('GET', `/v1/webhooks/${id}/deliveries/${messageId}`, { key }), 404);
@@ -395,7 +377,7 @@ describe('the delivery log', () => {
     const target = await receiver();
     const { key, id } = await setUp(target.url);
     const ids: string[] = [];
-    for (let index = 0; index < 5; index += 1) ids.push(await sendTest(key, id));
+    for (let index = 0; index < 5; index += 1) ids.push(await api.sendTest(key, id));
     await target.waitFor(5);
     for (const messageId of ids) await deliveryWhen(key, id, messageId, (message) => message.status === 'succeeded');
 
@@ -423,7 +405,7 @@ describe('the delivery log', () => {
   it("is not readable from another account, nor its messages", async () => {
     const target = await receiver();
     const { key, id } = await setUp(target.url);
-    const messageId = await sendTest(key, id);
+    const messageId = await api.sendTest(key, id);
     await target.waitFor(1);
     const other = await api.newAccountKey();
     expectError(await client.call('GET', deliveriesPath(id), { key: other }), 404);

@@ -1,8 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { hourOf, latencyBucketOf, latencyPercentiles } from '../../lib/deliveries/stats';
 import { useLocalService } from '../support/local-service';
-import { startReceiver, type Receiver } from '../support/receiver';
+import { startReceiver, type Answer, type Receiver } from '../support/receiver';
+import { until } from '../support/until';
 import { expectError } from './support/expectations';
 import { webhooksApi } from './support/webhooks-api';
 
@@ -14,37 +13,17 @@ const client = useLocalService({
 });
 const api = webhooksApi(client);
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const SLOW_MS = 300;
 
 const receivers: Receiver[] = [];
-let slow: Server;
-let slowUrl: string;
-beforeAll(async () => {
-  // Answers every request after SLOW_MS: its attempts take at least that long.
-  slow = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), SLOW_MS));
-  });
-  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-  slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`;
-});
 afterAll(async () => {
   await Promise.all(receivers.map((receiver) => receiver.close()));
-  slow.closeAllConnections();
-  await new Promise((resolve) => slow.close(resolve));
 });
 
-async function receiver(status: number): Promise<Receiver> {
-  const started = await startReceiver(() => ({ status }));
+async function receiver(answer: Answer): Promise<Receiver> {
+  const started = await startReceiver(() => answer);
   receivers.push(started);
   return started;
-}
-
-async function sendTest(key: string, id: string): Promise<string> {
-  const response = await client.call('POST', `/v1/webhooks/${id}/test`, { key });
-  expect(response.status).toBe(202);
-  return response.body.messageId;
 }
 
 async function get(key: string, path: string) {
@@ -54,15 +33,7 @@ async function get(key: string, path: string) {
 }
 
 /** Polls `path` until `done` holds for its answer. */
-async function when(key: string, path: string, done: (body: any) => boolean) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const body = await get(key, path);
-    if (done(body)) return body;
-    if (Date.now() > deadline) throw new Error(`${path} never reached the expected state: ${JSON.stringify(body)}`);
-    await sleep(50);
-  }
-}
+const when = (key: string, path: string, done: (body: any) => boolean) => until(`${path} reaches the expected state`, 15_000, () => get(key, path), done, 50);
 
 /** The attempts of the webhook's messages, as their delivery log records them. */
 async function attemptsOf(key: string, id: string, messageIds: string[]) {
@@ -89,13 +60,14 @@ describe('delivery statistics', () => {
 
   beforeAll(async () => {
     key = await api.newAccountKey();
-    const [ok, broken] = [await receiver(200), await receiver(500)];
+    // The slow receiver's attempts take at least SLOW_MS.
+    const [ok, broken, slow] = [await receiver({ status: 200 }), await receiver({ status: 500 }), await receiver({ status: 200, delayMs: SLOW_MS })];
     const deliveredId = (await api.create(key, { url: ok.url, name: 'delivered' })).id;
     const failingId = (await api.create(key, { url: broken.url, name: 'failing' })).id;
-    const slowId = (await api.create(key, { url: slowUrl, name: 'slow' })).id;
-    const first = await sendTest(key, deliveredId);
-    failing = { id: failingId, messageId: await sendTest(key, failingId) };
-    slowHook = { id: slowId, messageId: await sendTest(key, slowId) };
+    const slowId = (await api.create(key, { url: slow.url, name: 'slow' })).id;
+    const first = await api.sendTest(key, deliveredId);
+    failing = { id: failingId, messageId: await api.sendTest(key, failingId) };
+    slowHook = { id: slowId, messageId: await api.sendTest(key, slowId) };
     // A manual retry of the delivered message: its attempt counts too.
     await when(key, `/v1/webhooks/${deliveredId}/deliveries/${first}`, (message) => message.status === 'succeeded');
     expect((await client.call('POST', `/v1/webhooks/${deliveredId}/deliveries/${first}/retry`, { key })).status).toBe(202);
@@ -193,11 +165,11 @@ describe("the account's webhooks by status, and why each inactive one is", () =>
     active = (await api.create(key, { url: 'https://active.example.com/hook', name: 'active' })).id;
     deleted = (await api.create(key, { url: 'https://deleted.example.com/hook', name: 'deleted' })).id;
     patched = (await api.create(key, { url: 'https://patched.example.com/hook', name: 'patched' })).id;
-    const goneReceiver = await receiver(410);
+    const goneReceiver = await receiver({ status: 410 });
     gone = (await api.create(key, { url: goneReceiver.url, name: 'gone' })).id;
     expect((await client.call('DELETE', `/v1/webhooks/${deleted}`, { key })).status).toBe(200);
     expect((await api.patch(key, patched, { status: 'inactive' })).status).toBe(200);
-    await sendTest(key, gone);
+    await api.sendTest(key, gone);
     await when(key, `/v1/webhooks/${gone}`, (webhook) => webhook.status === 'inactive');
   });
 

@@ -1,32 +1,24 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match } from 'aws-cdk-lib/assertions';
 import { CONSOLE_CONTENT_SECURITY_POLICY, CONSOLE_SECURITY_HEADERS, IMMUTABLE_CACHE_CONTROL } from '../../infra/console-headers';
 import { CONSOLE_PATHS_FUNCTION, ConsoleHosting } from '../../infra/console-hosting';
 import { CONSOLE_DIST } from '../../infra/console-build';
-import { ofType, type Resources } from './stack-template';
+import { ofType, synthIn, type Resources } from './stack-template';
 
 /** CloudFront's managed policies, by their fixed ids. */
 const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
 const API_PATHS = ['/v1/*', '/health', '/openapi.json'];
 
 /** The construct in a stack of its own, beside a REST API (the whole stack's wiring is in webhooks-stack.test.ts). */
-function synthHosting() {
-  const outdir = mkdtempSync(path.join(tmpdir(), 'cdk-console-'));
-  try {
-    const stack = new Stack(new App({ outdir }), 'console-hosting');
+const synthHosting = () =>
+  synthIn((app) => {
+    const stack = new Stack(app, 'console-hosting');
     const api = new apigateway.RestApi(stack, 'Api', { deployOptions: { stageName: 'test' } });
     api.root.addResource('v1').addMethod('GET', new apigateway.MockIntegration());
     new ConsoleHosting(stack, 'Console', { assets: CONSOLE_DIST, api, apiPaths: API_PATHS });
-    const template = Template.fromStack(stack);
-    return { template, resources: template.toJSON().Resources as Resources };
-  } finally {
-    rmSync(outdir, { recursive: true, force: true });
-  }
-}
+    return stack;
+  });
 
 /** The viewer-request function run as CloudFront would: its code evaluated, given an event. */
 const viewerRequest = new Function(`${CONSOLE_PATHS_FUNCTION}; return handler;`)() as (event: unknown) => any;

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { stageSettings, type StageSettings } from '../../lib/config/stages';
 import type { TableAction } from '../../lib/routes';
@@ -15,19 +15,21 @@ export interface Statement {
   Resource: unknown;
 }
 
-/** Synthesizes a stage, with settings changed by `overrides`, without bundling the Lambdas (the cdk synth test bundles them for real). */
-export function synth(stageName: string, overrides: Partial<StageSettings> = {}) {
+/** The template of the stack `build` makes in an App of its own, without bundling any Lambda (the cdk synth test bundles them for real). */
+export function synthIn(build: (app: App) => Stack) {
   // An outdir of its own, removed once the template is read: without one, App leaves a cdk.out* folder in /tmp.
   const outdir = mkdtempSync(path.join(tmpdir(), 'cdk-template-'));
   try {
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-    const stack = new WebhooksStack(app, `webhooks-${stageName}`, { stage: { ...stageSettings(stageName), ...overrides } });
-    const template = Template.fromStack(stack);
+    const template = Template.fromStack(build(new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } })));
     return { template, resources: template.toJSON().Resources as Resources };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
 }
+
+/** Synthesizes a stage, with settings changed by `overrides`. */
+export const synth = (stageName: string, overrides: Partial<StageSettings> = {}) =>
+  synthIn((app) => new WebhooksStack(app, `webhooks-${stageName}`, { stage: { ...stageSettings(stageName), ...overrides } }));
 
 export const ofType = (resources: Resources, type: string) => Object.entries(resources).filter(([, resource]) => resource.Type === type);
 

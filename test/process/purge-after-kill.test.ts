@@ -7,6 +7,7 @@ import { purgeJobKey, webhookAddressKey } from '../../lib/store/table';
 import { countAddressItems, itemsNaming, scanTable } from '../support/address-store';
 import { apiCaller, freePort, warningsOf, type NpmStart, startNpmStart, stopAfterAll } from '../support/npm-start';
 import { useTempDir } from '../support/temp-dir';
+import { until } from '../support/until';
 
 const dataDirs = useTempDir('webhooks-purge-after-kill-');
 
@@ -14,17 +15,6 @@ const dataDirs = useTempDir('webhooks-purge-after-kill-');
 const ADDRESSES = 10_000;
 const PER_CALL = 10_000;
 const TABLE = 'webhooks-purge-after-kill';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `done` every `everyMs` until it holds, failing after `timeoutMs` with `what`. */
-async function until(what: string, timeoutMs: number, done: () => Promise<boolean>, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 let running: NpmStart | undefined;
 stopAfterAll(() => running);
@@ -73,10 +63,12 @@ it(
 
     // The purge goes in address order: once the first address's item is gone, it is under way.
     const first = [...addresses].sort()[0]!;
-    await until('the purge has started', 30_000, async () => {
-      const item = await getItem({ TableName: tableName(), Key: webhookAddressKey('dev', id, first), ConsistentRead: true });
-      return item === undefined;
-    });
+    await until(
+      'the purge has started',
+      30_000,
+      () => getItem({ TableName: tableName(), Key: webhookAddressKey('dev', id, first), ConsistentRead: true }),
+      (item) => item === undefined,
+    );
     const whenKilled = await countAddressItems('dev', id);
     lap(`purge under way (${whenKilled} address items left)`);
     expect(whenKilled).toBeLessThan(ADDRESSES);
@@ -96,7 +88,8 @@ it(
     await until(
       'the purge job is done',
       120_000,
-      async () => (await getItem({ TableName: tableName(), Key: purgeJobKey(id), ConsistentRead: true })) === undefined,
+      () => getItem({ TableName: tableName(), Key: purgeJobKey(id), ConsistentRead: true }),
+      (job) => job === undefined,
       500,
     );
     lap('purge done');

@@ -1,4 +1,5 @@
 import type { Page } from 'playwright-core';
+import { expectNoSeriousViolations } from './axe';
 
 /** Chromium's console line for any answer of 4xx or 5xx: the answers themselves are checked instead. */
 const FAILED_RESOURCE = /^Failed to load resource: the server responded with a status of \d{3}\b/;
@@ -41,3 +42,31 @@ export function watchPage(page: Page): PageWatch {
  * A function, not a string: the CSP refuses the eval that page.waitForFunction would make of a string.
  */
 export const nothingLoading = (page: Page) => page.waitForFunction(() => !(globalThis as any).document.querySelector('main [aria-busy="true"]'));
+
+/** Fills the sign-in form's key and submits it. */
+export async function submitApiKey(page: Page, key: string): Promise<void> {
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** Opens `url` and signs in there with `key`; waiting for the page it leads to is the caller's. */
+export async function signIn(page: Page, url: string, key: string): Promise<void> {
+  await page.goto(url);
+  await submitApiKey(page, key);
+}
+
+/** How wide the document is: at 360 px, anything more scrolls sideways. */
+export const documentWidth = (page: Page) => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+
+/**
+ * An axe scan and a screenshot of the page at 1280 px, then a screenshot at 360 px, where nothing may
+ * be wider than the screen; back to 1280 px after.
+ */
+export async function lookAtBothWidths(page: Page, name: string, screenshot: (page: Page, name: string) => Promise<string>): Promise<void> {
+  await expectNoSeriousViolations(page, name);
+  await screenshot(page, name);
+  await page.setViewportSize({ width: 360, height: 800 });
+  await screenshot(page, name);
+  expect(await documentWidth(page)).toBeLessThanOrEqual(360);
+  await page.setViewportSize({ width: 1280, height: 900 });
+}

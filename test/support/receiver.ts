@@ -9,8 +9,11 @@ export interface ReceivedRequest {
   body: string;
 }
 
-/** What the receiver answers to its n-th request (0-based): a status (with headers and body), or `hang` to never answer. */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+/**
+ * What the receiver answers to its n-th request (0-based): a status (with headers and body), sent
+ * `delayMs` after the request arrived (at once unless told), or `hang` to never answer.
+ */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -24,6 +27,7 @@ export interface Receiver {
 export async function startReceiver(answer: (index: number, request: ReceivedRequest) => Answer = () => ({ status: 200 })): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   const hanging = new Set<ServerResponse>();
+  const delayed = new Set<NodeJS.Timeout>();
   let waiters: Array<() => void> = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -37,8 +41,16 @@ export async function startReceiver(answer: (index: number, request: ReceivedReq
         hanging.add(res);
         return;
       }
-      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-      res.end(reply.body ?? '{"ok":true}');
+      const send = () => res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(reply.body ?? '{"ok":true}');
+      if (!reply.delayMs) {
+        send();
+        return;
+      }
+      const timer = setTimeout(() => {
+        delayed.delete(timer);
+        send();
+      }, reply.delayMs);
+      delayed.add(timer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -59,6 +71,7 @@ export async function startReceiver(answer: (index: number, request: ReceivedReq
         if (!check()) waiters.push(check);
       }),
     close: async () => {
+      for (const timer of delayed) clearTimeout(timer);
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,6 +1,6 @@
 import { randomAccount, webhookInput } from '../../support/factories';
 import type { TestClient } from '../../support/local-service';
-import type { HttpResponse } from './expectations';
+import { UUID_PATTERN, type HttpResponse } from './expectations';
 
 export type Query = Record<string, string | number | undefined>;
 
@@ -63,6 +63,14 @@ export function webhooksApi(client: TestClient) {
 
     patch: (key: string, id: string, body: unknown): Promise<HttpResponse> =>
       call('PATCH', `/v1/webhooks/${id}`, { key, body }),
+
+    /** Sends the webhook a test notification; answers its message id. */
+    async sendTest(key: string, id: string): Promise<string> {
+      const response = await call('POST', `/v1/webhooks/${id}/test`, { key });
+      expect(response.status).toBe(202);
+      expect(response.body.messageId).toMatch(UUID_PATTERN);
+      return response.body.messageId;
+    },
 
     /**
      * Follows nextPageToken to the end. `pageSizes[i]` is the size asked for page i (the last one
