@@ -25,7 +25,8 @@ const CONTENT_TYPES: Record<string, string> = {
 
 interface ConsoleFile {
   type: string;
-  content: Buffer;
+  /** Its bytes, base64-encoded once: what a Lambda proxy answer carries. */
+  base64: string;
 }
 
 const METHODS = ['GET', 'HEAD'];
@@ -85,7 +86,7 @@ function readBuild(distDir: string): Map<string, ConsoleFile> | undefined {
     const relative = name.split(path.sep).join('/');
     if (relative.split('/').some((part) => part.startsWith('.'))) continue;
     try {
-      files.set(relative, { type: CONTENT_TYPES[path.extname(relative)] ?? 'application/octet-stream', content: readFileSync(path.join(distDir, name)) });
+      files.set(relative, { type: CONTENT_TYPES[path.extname(relative)] ?? 'application/octet-stream', base64: readFileSync(path.join(distDir, name)).toString('base64') });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EISDIR') continue;
       // The build was replaced while being read: tried again on the next request.
@@ -100,7 +101,7 @@ function fileResponse(file: ConsoleFile, cacheControl: string): APIGatewayProxyR
     statusCode: 200,
     headers: { ...CONSOLE_SECURITY_HEADERS, 'Content-Type': file.type, 'Cache-Control': cacheControl },
     // Also for HEAD: the body sets Content-Length, and Node sends no body in answer to a HEAD.
-    body: file.content.toString('base64'),
+    body: file.base64,
     isBase64Encoded: true,
   };
 }

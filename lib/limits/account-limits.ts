@@ -24,13 +24,14 @@ import { uuidv7Time } from '../uuid';
 const limits = () => runtimeConfig().accountLimits;
 
 /**
- * Longer than any creation takes (a Lambda's is bounded by its timeout): a webhook counted this long
- * ago whose item does not exist was never created, or was deleted with its count left behind.
+ * Longer than any creation takes (a Lambda's is bounded by its timeout): a webhook or API key counted
+ * this long ago whose item does not exist was never created (its creation was cut off between the
+ * two writes), or was deleted with its count left behind.
  */
-const CREATION_GRACE_MS = 15 * 60_000;
+export const CREATION_GRACE_MS = 15 * 60_000;
 
 /** Attempts at a count that concurrent calls keep changing, before answering 503. */
-const ATTEMPTS = 5;
+export const ATTEMPTS = 5;
 
 const tooManyWebhooks = (usage: AccountUsage, limit: number) =>
   new BadRequest(

@@ -15,21 +15,13 @@ import {
   type AccountKeyCount,
   type CountedApiKey,
 } from '../store/api-keys';
+import { ATTEMPTS, CREATION_GRACE_MS } from './account-limits';
 
 /** A key as its account counts it: its id, and the hash its item is stored under. */
 export interface CountableKey {
   keyId: string;
   keyHash: string;
 }
-
-/**
- * Longer than any creation takes (a Lambda's is bounded by its timeout): a key counted this long ago
- * whose item does not exist was never written (its creation was cut off between the two writes).
- */
-const CREATION_GRACE_MS = 15 * 60_000;
-
-/** Attempts at a count that concurrent calls keep changing, before answering 503. */
-const ATTEMPTS = 5;
 
 const tooManyApiKeys = (count: number, limit: number) =>
   new BadRequest(
