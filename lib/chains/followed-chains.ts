@@ -27,6 +27,9 @@ async function followedChainInfo(chain: PublicChainFacts, now: number): Promise<
     getChainHead(chain.chainId),
     newestQuarantinedBlocks(chain.chainId, QUARANTINED_BLOCKS_SHOWN, QUARANTINE_RECORDS_COUNTED),
   ]);
+  // The follower records the head it saw after the step that moved the checkpoint: in between, a
+  // block taken is newer than the head recorded, and was seen.
+  const headBlock = head && Math.max(head.number, checkpoint?.number ?? 0);
   return {
     chainId: chain.chainId,
     status: head && now - head.seenAt <= HEAD_STALE_AFTER_MS ? 'OK' : 'UNAVAILABLE',
@@ -42,9 +45,9 @@ async function followedChainInfo(chain: PublicChainFacts, now: number): Promise<
     enabledFeatures: ['webhooks'],
     follower: {
       checkpointBlock: checkpoint?.number,
-      headBlock: head?.number,
+      headBlock,
       headSeenAt: head?.seenAt,
-      lag: checkpoint && head ? Math.max(0, head.number - checkpoint.number) : undefined,
+      lag: checkpoint && headBlock !== undefined ? headBlock - checkpoint.number : undefined,
       quarantinedBlocks,
     },
   };

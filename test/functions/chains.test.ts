@@ -2,7 +2,7 @@ import type { Context } from 'aws-lambda';
 import { handler as createHandler } from '../../functions/create-webhook';
 import { handler as listChainsHandler } from '../../functions/list-chains';
 import { stageSettings } from '../../lib/config/stages';
-import { moveCheckpoint, putQuarantinedBlock, recordChainHead } from '../../lib/store/chains';
+import { getCheckpoint, moveCheckpoint, putQuarantinedBlock, recordChainHead } from '../../lib/store/chains';
 import { useEmbeddedStore } from '../support/embedded-store';
 import { apiEvent, randomAccount, webhookInput } from '../support/factories';
 
@@ -54,6 +54,15 @@ describe('list-chains', () => {
     const chain = (await listChains()).find((listed) => listed.chainId === '43114');
     expect(chain.status).toBe('OK');
     expect(chain.follower).toMatchObject({ checkpointBlock: 100, headBlock: 104, lag: 4, quarantinedBlocks: { count: 0, newest: [] } });
+  });
+
+  it('shows the checkpoint as the head while the head recorded is older (the follower records it after the step that moved the checkpoint)', async () => {
+    const before = await getCheckpoint('43114');
+    const hash = `0x${'ce'.repeat(32)}`;
+    expect(await moveCheckpoint('43114', before, { number: 110, hash, recent: [{ number: 110, hash }] })).toBe(true);
+    await recordChainHead('43114', { number: 108, seenAt: Date.now() });
+    const chain = (await listChains()).find((listed) => listed.chainId === '43114');
+    expect(chain.follower).toMatchObject({ checkpointBlock: 110, headBlock: 110, lag: 0 });
   });
 
   it('shows the count of blocks quarantined whole and the newest 10, newest first, without their reasons; not those of one webhook', async () => {
