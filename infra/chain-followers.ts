@@ -1,7 +1,8 @@
 /**
  * The stack's chain followers (docs/chain-follower.md): per followed chain, the secret holding its
  * RPC URL, its follower function every minute, its backfill runner every minute (docs/backfills.md),
- * its operator function for quarantined blocks, and the alarms on its lag and quarantines.
+ * its operator function for quarantined blocks, and the alarms on its lag, stall, quarantines and
+ * transactions notified without their internal transactions.
  */
 import { Duration, SecretValue, type RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -10,18 +11,27 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
-import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, CHAIN_METRICS_SERVICE, CHAIN_QUARANTINE_METRIC, KNOWN_CHAINS } from '../lib/config/chains';
+import {
+  CHAIN_LAG_METRIC,
+  CHAIN_METRICS_NAMESPACE,
+  CHAIN_METRICS_SERVICE,
+  CHAIN_QUARANTINE_METRIC,
+  CHAIN_STALLED_METRIC,
+  CHAIN_TRACES_OMITTED_METRIC,
+  KNOWN_CHAINS,
+} from '../lib/config/chains';
 import type { StageSettings } from '../lib/config/stages';
 import type { TableAction } from '../lib/routes';
 
 /**
  * A chain's follower: reads the chain's checkpoint, lease and token metadata, the address index
- * (batch reads, queries of watchers and gsi2's inactive webhooks), webhooks and secrets; records
- * messages (conditional puts) and queues them.
+ * (batch reads, queries of watchers and gsi2's inactive webhooks), whether gsi2 has a webhook that
+ * wants the chain's traces, webhooks and secrets; records messages (their bodies in batch writes
+ * after a batch read of which are recorded, their states in conditional puts) and queues them.
  */
 export const FOLLOW_CHAIN = {
   entry: 'functions/follow-chain.ts',
-  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'] as TableAction[],
+  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'] as TableAction[],
   queuesDeliveries: true,
   timeoutSeconds: 60,
 };
@@ -35,18 +45,25 @@ export const QUARANTINED_BLOCKS = { ...FOLLOW_CHAIN, entry: 'functions/quarantin
  * backfills (Query of gsi1); each backfill and its webhook read (GetItem), its checkpoint moved, the
  * backfill ended and its account's running slot freed (UpdateItem); the blocks recorded through the
  * follower's `take` (the address index's batch reads, queries of watchers and of gsi2's inactive
- * webhooks, a watch head's watchers saved or the head deleted, token metadata read and put, messages
- * put under a condition, then queued); a block quarantined for the webhook (PutItem). Every run ends
+ * webhooks, a watch head's watchers saved or the head deleted, token metadata read and put, messages'
+ * bodies batch-written and their states put under a condition, then queued); a block quarantined
+ * for the webhook (PutItem). Every run ends
  * before the next minute's starts, so that one runner works at a time without waiting for the lease.
  */
 export const RUN_BACKFILLS = {
   entry: 'functions/run-backfills.ts',
-  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'] as TableAction[],
+  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'] as TableAction[],
   queuesDeliveries: true,
   timeoutSeconds: 60,
 };
 /** Blocks behind the head, for 10 minutes, that raise a chain's lag alarm. */
 const CHAIN_LAG_ALARM_BLOCKS = 50;
+/**
+ * Seconds a follower's checkpoint stays still while the chain has blocks after it that raise its stall
+ * alarm: a follower is stalled after a minute (lib/chains/follow-loop.ts), and a block that keeps
+ * failing is quarantined within about that; two minutes is a block no step gets past.
+ */
+const CHAIN_STALL_ALARM_SECONDS = 120;
 
 export interface ChainFollowersProps {
   stage: StageSettings;
@@ -99,6 +116,25 @@ export function addChainFollowers(stack: Stack, { stage, operationFunction, reso
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 2,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    new cloudwatch.Alarm(stack, `Chain${chainId}Stalled`, {
+      alarmName: resourceName(`chain-${chainId}-stalled`),
+      alarmDescription: `The follower of chain ${chainId} has not moved its checkpoint for ${CHAIN_STALL_ALARM_SECONDS} s while the chain has blocks after it: stuck on a block (GET /v1/chains shows its state and last error)`,
+      metric: chainMetric(chainId, CHAIN_STALLED_METRIC, 'Maximum'),
+      threshold: CHAIN_STALL_ALARM_SECONDS,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      // A follower that stops reporting is the lag alarm's.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    new cloudwatch.Alarm(stack, `Chain${chainId}TracesOmitted`, {
+      alarmName: resourceName(`chain-${chainId}-traces-omitted`),
+      alarmDescription: `The follower of chain ${chainId} notified transactions without their internal transactions: their traces could not be had (docs/chain-follower.md)`,
+      metric: chainMetric(chainId, CHAIN_TRACES_OMITTED_METRIC, 'Sum'),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     new cloudwatch.Alarm(stack, `Chain${chainId}Quarantine`, {
       alarmName: resourceName(`chain-${chainId}-quarantine`),

@@ -42,7 +42,7 @@ export async function backfill({ quick, progress }: BenchOptions): Promise<Figur
   const blockCount = quick ? 1_000 : 10_000;
   const chain = await startDevChain({ port: 0, chainId: '31337' });
   try {
-    const node = new ChainNode(chain.rpcUrl, false);
+    const node = new ChainNode(chain.rpcUrl, 'off');
     const watched = Array.from({ length: 20 }, randomAddress);
     progress(`backfill: ${blockCount} blocks on a dev chain, a transfer in one of ${TRANSFER_EVERY} (one of ten of those to a watched address)`);
     for (let index = 0; index < blockCount / TRANSFER_EVERY; index += 1) {
@@ -58,7 +58,7 @@ export async function backfill({ quick, progress }: BenchOptions): Promise<Figur
       await moveCheckpoint(chainId, await getCheckpoint(chainId), { number, hash, recent: [{ number, hash }] });
     };
 
-    const throughputChain = { ...devChainSettings(BACKFILL_BENCH_CHAIN_IDS.throughput, chain.rpcUrl), traces: false };
+    const throughputChain = { ...devChainSettings(BACKFILL_BENCH_CHAIN_IDS.throughput, chain.rpcUrl), traces: 'off' as const };
     await checkpointAt(throughputChain.chainId, head);
     const floorRuns: number[] = [];
     const wideFloorRuns: number[] = [];

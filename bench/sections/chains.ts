@@ -109,7 +109,7 @@ async function catchUp({ quick, progress }: BenchOptions): Promise<Figure[]> {
   const chainId = BENCH_CHAIN_IDS.catchUp;
   const chain = await startDevChain({ port: 0, chainId });
   try {
-    const node = new ChainNode(chain.rpcUrl, false);
+    const node = new ChainNode(chain.rpcUrl, 'off');
     const watched = Array.from({ length: 20 }, randomAddress);
     const account = `bench-chains-${randomBytes(3).toString('hex')}`;
     await createWebhook(account, createWebhookBody.parse({ url: 'https://receiver.example.com/h', chainId, eventType: 'address_activity', metadata: { addresses: watched } }));
@@ -134,7 +134,7 @@ async function catchUp({ quick, progress }: BenchOptions): Promise<Figure[]> {
       floorRuns.push(blockCount / ((performance.now() - started) / 1000));
 
       const runChain = `${chainId}${round}`;
-      const follower = new ChainFollower({ ...devChainSettings(runChain, chain.rpcUrl), traces: false }, localLogger, NO_QUEUE);
+      const follower = new ChainFollower({ ...devChainSettings(runChain, chain.rpcUrl), traces: 'off' as const }, localLogger, NO_QUEUE);
       const genesis = (await node.blockHashAt(0))!;
       await moveCheckpoint(runChain, undefined, { number: 0, hash: genesis, recent: [{ number: 0, hash: genesis }] });
       started = performance.now();
@@ -169,7 +169,7 @@ async function endToEnd({ quick, progress }: BenchOptions): Promise<Figure[]> {
   const delivery = startDeliveryLoop(queue);
   const followers = startChainFollowers([devChainSettings(chainId, chain.rpcUrl)], queue);
   try {
-    const node = new ChainNode(chain.rpcUrl, false);
+    const node = new ChainNode(chain.rpcUrl, 'off');
     const to = randomAddress();
     const account = `bench-chains-${randomBytes(3).toString('hex')}`;
     await generateOrRotateSharedSecret(account);

@@ -5,6 +5,7 @@ import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, wa
 import dynalite from 'dynalite';
 import { Level } from 'level';
 import { createDynamoDbClient } from '../../lib/store/client';
+import { indexInternalTxWebhooks } from '../../lib/store/layout-moves';
 import { moveMessagesToStatusIndex, spreadMessagePartitions } from '../../lib/store/messages';
 import { tableDefinition } from '../../lib/store/table';
 import { readKeyFile } from './key-file';
@@ -166,6 +167,7 @@ export async function ensureTable(tableName: string): Promise<'created' | 'exist
     }
     await moveMessagesToStatusIndex(client, tableName, { created: false });
     await spreadMessagePartitions(client, tableName, { created: false });
+    await indexInternalTxWebhooks(client, tableName, { created: false });
     return 'exists';
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
@@ -174,5 +176,6 @@ export async function ensureTable(tableName: string): Promise<'created' | 'exist
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: tableName });
   await moveMessagesToStatusIndex(client, tableName, { created: true });
   await spreadMessagePartitions(client, tableName, { created: true });
+  await indexInternalTxWebhooks(client, tableName, { created: true });
   return 'created';
 }

@@ -13,7 +13,7 @@ import type { ChainSettings } from '../config/chains';
 import { runtimeConfig } from '../config/runtime';
 import type { QueueSender, QueuedDelivery } from '../deliveries/queue';
 import { describeFault, isNodeUnavailable } from '../chains/faults';
-import { CATCH_UP_BATCH, ChainFollower } from '../chains/follower';
+import { blocksPerRun, CATCH_UP_BATCH, ChainFollower } from '../chains/follower';
 import { sleep } from '../chains/follow-loop';
 import { ChainNode, LaggingNodeError } from '../chains/rpc';
 import type { BlockData } from '../chains/rpc-types';
@@ -36,14 +36,13 @@ export interface BackfillRunOptions {
 }
 
 /**
- * Blocks read and recorded between two moves of a backfill's checkpoint: at least the follower's
- * catch-up run, more on a chain of sparse blocks (a run's store work is much the same however many
- * empty blocks it has), as long as a run holds about RUN_TRANSACTIONS transactions at most: their
- * receipts and traces are in memory together.
+ * Blocks read and recorded between two moves of a backfill's checkpoint: the follower's catch-up run
+ * first, then as many as hold about the transactions of one of its runs (blocksPerRun): more on a
+ * chain of sparse blocks (a run's store work is much the same however many empty blocks it has),
+ * down to one on a chain of full blocks.
  */
 export const MIN_RUN_BLOCKS = CATCH_UP_BATCH;
 export const MAX_RUN_BLOCKS = 500;
-const RUN_TRANSACTIONS = 2_000;
 /** A run lasts about this long at most at a backfill's share of the pace, so that a cancel or a stop waits no longer. */
 const RUN_SECONDS = 2;
 /**
@@ -158,6 +157,8 @@ class BackfillWork {
   private runBlocks = MIN_RUN_BLOCKS;
   /** The end of this turn (or the deadline, when sooner). */
   private until = 0;
+  /** Whether the backfill's webhook asks for internal transactions, as last read: its blocks are traced then. */
+  private includeInternalTxs = true;
 
   constructor(
     private record: BackfillRecord,
@@ -171,7 +172,7 @@ class BackfillWork {
     private readonly turnMs: number,
   ) {
     this.queue = new CountingQueue(queue);
-    this.follower = new ChainFollower(chain, log, this.queue, node);
+    this.follower = new ChainFollower(chain, log, this.queue, node, async () => this.includeInternalTxs);
   }
 
   /** Works on the backfill for a turn, or until the runner stops; true once it is no longer running. */
@@ -215,6 +216,7 @@ class BackfillWork {
     if (webhook.status !== 'active') {
       return this.end('failed', `the webhook was deactivated: blocks from ${current.nextBlock} on were not read; backfill them once it is active again`);
     }
+    this.includeInternalTxs = webhook.includeInternalTxs;
     const first = current.nextBlock;
     const last = Math.min(current.toBlock, first + this.runBlocks - 1);
     const fetched = await this.follower.blocksFrom(first, last);
@@ -222,13 +224,14 @@ class BackfillWork {
     const blocks = fetched.slice(0, failedAt < 0 ? undefined : failedAt).map((one) => (one as PromiseFulfilledResult<BlockData>).value);
     if (blocks.length === 0) return this.unreadableBlock(first, (fetched[0] as PromiseRejectedResult).reason);
     this.unreadable = undefined;
-    const transactions = blocks.reduce((total, { block }) => total + block.transactions.length, 0);
-    this.runBlocks = Math.max(MIN_RUN_BLOCKS, Math.min(this.maxRunBlocks, Math.floor((RUN_TRANSACTIONS * blocks.length) / Math.max(1, transactions))));
+    this.runBlocks = blocksPerRun(blocks, this.maxRunBlocks);
     // The next run's blocks are fetched while these are matched and recorded.
     if (failedAt < 0 && last < current.toBlock && Date.now() < this.until) this.follower.prefetch(last + 1, Math.min(current.toBlock, last + this.runBlocks));
     const recordedBefore = this.queue.recorded;
     const { account, webhookId, backfillId } = current;
-    const done = await this.follower.takeOrQuarantine(blocks, { notifications: 0 }, { account, webhookId, backfillId });
+    const taken: { notifications: number; tracesOmitted?: number } = { notifications: 0 };
+    const done = await this.follower.takeOrQuarantine(blocks, taken, { account, webhookId, backfillId });
+    this.follower.countUntraced(blocks.slice(0, done), taken);
     const notifications = this.queue.recorded - recordedBefore;
     const next = first + done;
     // Not moved: cancelled, or moved by another runner meanwhile; the next step reads it again.

@@ -22,7 +22,8 @@ export interface ErrorCause {
 /** An error and the errors it was caused by (its `cause`, theirs, ...), outermost first. */
 export function causes(error: unknown): ErrorCause[] {
   const chain: ErrorCause[] = [];
-  for (let cause = error; cause instanceof Object && chain.length < MAX_CAUSES; cause = (cause as ErrorCause).cause) chain.push(cause as ErrorCause);
+  // Not `instanceof Object`: fetch's errors may come from another realm (a test's VM context), and an error is an object in any.
+  for (let cause = error; typeof cause === 'object' && cause !== null && chain.length < MAX_CAUSES; cause = (cause as ErrorCause).cause) chain.push(cause as ErrorCause);
   return chain;
 }
 
@@ -64,7 +65,55 @@ export function isNodeUnavailable(error: unknown): boolean {
 
 /** A node or store not reached: a network code, or fetch's own word for it. */
 function isUnreachable(cause: ErrorCause): boolean {
-  return NODE_NETWORK_ERROR_CODES.has(String(cause.code)) || (cause instanceof TypeError && cause.message === 'fetch failed');
+  return NODE_NETWORK_ERROR_CODES.has(String(cause.code)) || (cause.name === 'TypeError' && cause.message === 'fetch failed');
+}
+
+/**
+ * Whether the node was not reached at all (a refused or reset connection, DNS, a timeout): once it
+ * answers again, it may be another node (a URL fixed, a load balancer's new backend), so it is asked
+ * which chain it is before anything else.
+ */
+export function isNodeUnreachable(error: unknown): boolean {
+  return causes(error).some((cause) => cause instanceof TimeoutError || isUnreachable(cause) || cause.message === 'bad port');
+}
+
+/** What a cause's network code means, for whoever reads the follower's status. */
+const NETWORK_FAULT_KINDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused (ECONNREFUSED)',
+  ECONNRESET: 'connection reset (ECONNRESET)',
+  UND_ERR_SOCKET: 'connection closed by the node (UND_ERR_SOCKET)',
+  EPIPE: 'connection closed by the node (EPIPE)',
+  ETIMEDOUT: 'connection timed out (ETIMEDOUT)',
+  EHOSTUNREACH: 'host unreachable (EHOSTUNREACH)',
+  ENOTFOUND: 'DNS: host not found (ENOTFOUND)',
+  EAI_AGAIN: 'DNS: no answer (EAI_AGAIN)',
+};
+
+/**
+ * A short category of the fault, the same for every failure of one kind, and never holding an RPC
+ * URL, a host or a node's own words: "timeout", "connection refused (ECONNREFUSED)", "DNS: host not
+ * found (ENOTFOUND)", "HTTP status 503", "JSON-RPC error -32000", "store error (ThrottlingException)",
+ * "node behind", or what an error says of its kind (`kindOfFault`, e.g. the wrong chain's).
+ */
+export function faultKind(error: unknown): string {
+  const chain = causes(error);
+  const own = chain.find((cause): cause is ErrorCause & { kindOfFault: string } => typeof (cause as { kindOfFault?: unknown }).kindOfFault === 'string');
+  if (own) return own.kindOfFault;
+  if (chain.some((cause) => cause instanceof LaggingNodeError)) return 'node behind';
+  if (chain.some((cause) => cause instanceof TimeoutError)) return 'timeout';
+  const network = chain.find((cause) => String(cause.code) in NETWORK_FAULT_KINDS || NODE_NETWORK_ERROR_CODES.has(String(cause.code)));
+  if (network) return NETWORK_FAULT_KINDS[String(network.code)] ?? `network error (${String(network.code)})`;
+  const http = chain.find((cause): cause is HttpRequestError => cause instanceof HttpRequestError);
+  if (http?.status !== undefined) return `HTTP status ${http.status}`;
+  const rpc = chain.find((cause) => (cause instanceof RpcError || cause instanceof RpcRequestError) && typeof cause.code === 'number');
+  if (rpc) return `JSON-RPC error ${String(rpc.code)}`;
+  if (http && chain.some((cause) => cause.name === 'SyntaxError')) return 'not a JSON-RPC answer';
+  if (chain.some((cause) => cause.message === 'bad port')) return 'connection refused by fetch (bad port)';
+  if (http) return 'connection failed';
+  const store = chain.find((cause) => (cause as { $metadata?: unknown }).$metadata !== undefined);
+  if (store) return `store error (${store.name ?? 'unknown'})`;
+  const first = chain[0];
+  return first?.name && /^\w{1,60}$/.test(first.name) ? first.name : 'unknown error';
 }
 
 const MAX_DESCRIPTION_CHARS = 1000;

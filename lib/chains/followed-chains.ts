@@ -3,7 +3,7 @@ import type { PublicChainFacts } from '../config/chains';
 import { runtimeConfig } from '../config/runtime';
 import { BadRequest } from '../errors';
 import { QUARANTINED_BLOCKS_SHOWN, QUARANTINE_RECORDS_COUNTED, type ChainInfo, type ChainList } from '../schemas/chains';
-import { getChainHead, getCheckpoint, newestQuarantinedBlocks } from '../store/chains';
+import { getChainHead, getCheckpoint, getFollowerStatus, newestQuarantinedBlocks, type FollowerStatus } from '../store/chains';
 
 /** Longer than a follower's pause between steps, or a hand-over between two follower functions on AWS. */
 const HEAD_STALE_AFTER_MS = 120_000;
@@ -22,9 +22,10 @@ export async function listFollowedChains(now = Date.now()): Promise<ChainList> {
 }
 
 async function followedChainInfo(chain: PublicChainFacts, now: number): Promise<ChainInfo> {
-  const [checkpoint, head, quarantinedBlocks] = await Promise.all([
+  const [checkpoint, head, status, quarantinedBlocks] = await Promise.all([
     getCheckpoint(chain.chainId),
     getChainHead(chain.chainId),
+    getFollowerStatus(chain.chainId),
     newestQuarantinedBlocks(chain.chainId, QUARANTINED_BLOCKS_SHOWN, QUARANTINE_RECORDS_COUNTED),
   ]);
   // The follower records the head it saw after the step that moved the checkpoint: in between, a
@@ -44,6 +45,7 @@ async function followedChainInfo(chain: PublicChainFacts, now: number): Promise<
     private: false,
     enabledFeatures: ['webhooks'],
     follower: {
+      ...followerStatusShown(status, now),
       checkpointBlock: checkpoint?.number,
       headBlock,
       headSeenAt: head?.seenAt,
@@ -51,4 +53,12 @@ async function followedChainInfo(chain: PublicChainFacts, now: number): Promise<
       quarantinedBlocks,
     },
   };
+}
+
+/** What the follower said of itself, when it said it lately; else it is not running (its last failure is still shown). */
+function followerStatusShown(status: FollowerStatus | undefined, now: number): Pick<ChainInfo['follower'], 'state' | 'stalledSince' | 'lastError' | 'traceMethod' | 'rpc'> {
+  if (!status) return { state: 'notRunning' };
+  const { state, stalledSince, lastError, traceMethod, rpc, recordedAt } = status;
+  const running = now - recordedAt <= HEAD_STALE_AFTER_MS;
+  return { state: running ? state : 'notRunning', ...(running && stalledSince !== undefined ? { stalledSince } : {}), lastError, traceMethod, rpc };
 }

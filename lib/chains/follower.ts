@@ -3,8 +3,10 @@
  * extends the last one taken (else walks back to where the chain forked and goes on from there),
  * records the notifications its transactions make, and only then moves the chain's checkpoint. A
  * crash anywhere makes the next follower take the last step's blocks again (one block at the head;
- * up to CATCH_UP_BATCH while catching up), and since message ids are derived from the webhook, chain,
- * block and transaction, recording them again records nothing new.
+ * up to CATCH_UP_BATCH while catching up, fewer when they are full: blocksPerRun), and since message
+ * ids are derived from the webhook, chain, block and transaction, recording them again records
+ * nothing new and queues nothing twice: a follower stopped in the middle of a block (a Lambda's
+ * timeout, a SIGKILL) is resumed by the next one from where its writes ended.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
@@ -13,6 +15,7 @@ import type { QueueSender } from '../deliveries/queue';
 import { forEachChunk } from '../store/batch';
 import { originOf } from '../store/endpoint-health';
 import { getCheckpoint, getUnhashedCheckpoint, moveCheckpoint, putQuarantinedBlock, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
+import { chainHasInternalTxWebhooks } from '../store/webhooks';
 import { describeFault, isNodeUnavailable, isTransientFault } from './faults';
 import { matchBlocks } from './matcher';
 import { BlockNotifications, WebhooksFailed } from './notifications';
@@ -21,9 +24,22 @@ import { ChainNode, LaggingNodeError } from './rpc';
 import type { BlockData } from './rpc-types';
 import { TokenMetadataCache } from './tokens';
 
-/** Blocks fetched, matched and checkpointed at once while catching up (their requests go in JSON-RPC batches). */
+/** Blocks fetched, matched and checkpointed at once while catching up (their requests go in JSON-RPC batches), at most. */
 export const CATCH_UP_BATCH = 50;
+/**
+ * Transactions a run of blocks holds, about: their receipts and traces are in memory together, and a
+ * run is recorded whole before the checkpoint moves. On a chain of full blocks, a run is one block.
+ */
+const RUN_TRANSACTIONS = 2_000;
+
+/** The next run's length, from the transactions per block of the last run: between 1 and `max` blocks. */
+export function blocksPerRun(last: BlockData[], max: number): number {
+  const transactions = last.reduce((total, { block }) => total + block.transactions.length, 0);
+  return Math.max(1, Math.min(max, Math.floor((RUN_TRANSACTIONS * Math.max(1, last.length)) / Math.max(1, transactions))));
+}
 const WEBHOOKS_RECORDED_IN_PARALLEL = 8;
+/** Transaction hashes named in the log line of a block notified without some of its traces. */
+const UNTRACED_LOGGED = 5;
 /** Failures in a row, for a reason that is not transient, after which a block is quarantined (docs/chain-follower.md). */
 export const QUARANTINE_AFTER_ATTEMPTS = 5;
 /**
@@ -53,7 +69,12 @@ export interface StepResult {
   notifications: number;
   /** Blocks quarantined in this step, when any. */
   quarantined?: number;
+  /** Transactions of the blocks taken whose trace the node could not give, when any: notified without their internal transactions. */
+  tracesOmitted?: number;
 }
+
+/** Whether the blocks about to be fetched are to be traced: an active webhook on the chain asks for internal transactions. */
+export type TracesWanted = () => Promise<boolean>;
 
 export class ChainFollower {
   readonly node: ChainNode;
@@ -61,11 +82,14 @@ export class ChainFollower {
   /** The checkpoint as this follower last wrote it: while it holds the lease, nobody else moves it. */
   private checkpoint: Checkpoint | undefined;
   /** The next blocks, asked for while the last ones were being recorded. */
-  private prefetched: { first: number; last: number; blocks: Promise<PromiseSettledResult<BlockData>[]> } | undefined;
+  private prefetched: { first: number; last: number; traced: Promise<boolean>; blocks: Promise<PromiseSettledResult<BlockData>[]> } | undefined;
+  private readonly tracesWanted: TracesWanted;
   /** The block that failed last for a reason that is not transient, and how many times in a row (counted by this follower). */
   private failing: { hash: string; attempts: number } | undefined;
   /** The block after the checkpoint when it could not be fetched, and how many times in a row. */
   private unreadable: { number: number; attempts: number } | undefined;
+  /** Blocks taken in the next step while catching up: fewer on a chain of full blocks (blocksPerRun). */
+  private runBlocks = CATCH_UP_BATCH;
 
   constructor(
     readonly chain: ChainSettings,
@@ -73,9 +97,30 @@ export class ChainFollower {
     /** Where recorded notifications are queued. */
     private readonly queue: QueueSender,
     node?: ChainNode,
+    /** Absent: while any active webhook on the chain asks for internal transactions (a backfill: while its webhook does). */
+    tracesWanted?: TracesWanted,
   ) {
     this.node = node ?? new ChainNode(chain.rpcUrl, chain.traces);
     this.tokens = new TokenMetadataCache(chain.chainId, this.node, log);
+    const wanted = tracesWanted ?? (() => chainHasInternalTxWebhooks(chain.chainId));
+    // A store that cannot say: traced, so that no internal transaction is missed.
+    this.tracesWanted = chain.traces === 'off' ? async () => false : () => wanted().catch(() => true);
+  }
+
+  /**
+   * Finds out, once, which tracing method the node serves, and says so. A node that cannot be asked
+   * now is asked again at the next step, and by the first block to be traced.
+   */
+  private async detectTracing(): Promise<void> {
+    if (this.node.traceMethod !== undefined) return;
+    try {
+      const method = await this.node.detectTraceMethod();
+      const details = { chainId: this.chain.chainId, traceMethod: method, setting: this.chain.traces };
+      if (method === 'off') this.log.warn('the node serves no tracing method: internal transactions are not notified on this chain', details);
+      else this.log.info('chain traced by its fastest method the node serves, when a webhook asks for internal transactions', details);
+    } catch (error) {
+      this.log.warn('tracing method not found yet: the node did not answer; asked again', { chainId: this.chain.chainId, error: describeFault(error, this.chain.rpcUrl) });
+    }
   }
 
   /**
@@ -84,6 +129,7 @@ export class ChainFollower {
    * safe block: history before it is not notified.
    */
   async step(): Promise<StepResult> {
+    await this.detectTracing();
     let checkpoint = (this.checkpoint ??= await getCheckpoint(this.chain.chainId));
     const [head, checkpointHash] = await Promise.all([
       this.node.head(),
@@ -110,14 +156,15 @@ export class ChainFollower {
       await this.rewind(checkpoint, checkpointHash, safe);
       return { ...idle, caughtUp: false };
     }
-    const last = Math.min(safe, checkpoint.number + CATCH_UP_BATCH);
+    const last = Math.min(safe, checkpoint.number + this.runBlocks);
     if (last <= checkpoint.number) return idle;
     const fetched = await this.blocksFrom(checkpoint.number + 1, last);
     // The blocks before the first that could not be fetched are taken; that one is first in the next step.
     const failedAt = fetched.findIndex((one) => one.status === 'rejected');
     const blocks = fetched.slice(0, failedAt < 0 ? undefined : failedAt).map((one) => (one as PromiseFulfilledResult<BlockData>).value);
+    if (blocks.length > 0) this.runBlocks = blocksPerRun(blocks, CATCH_UP_BATCH);
     // While catching up, the next blocks are fetched while these are matched and recorded.
-    if (last < safe && failedAt < 0) this.prefetch(last + 1, Math.min(safe, last + CATCH_UP_BATCH));
+    if (last < safe && failedAt < 0) this.prefetch(last + 1, Math.min(safe, last + this.runBlocks));
     const result: StepResult = { lag: 0, head, caughtUp: false, checkpoint: checkpoint.number, blocks: 0, notifications: 0 };
     if (blocks.length > 0 && this.unreadable?.number === checkpoint.number + 1) this.unreadable = undefined;
     // The run of fetched blocks that extends the checkpoint: a fork under them is found by the next step.
@@ -132,6 +179,7 @@ export class ChainFollower {
       const done = await this.takeOrQuarantine(chained, result);
       taken = chained.slice(0, done).map(({ block }) => ({ number: Number(block.number), hash: block.hash }));
     }
+    this.countUntraced(chained.slice(0, taken.length), result);
     if (taken.length > 0) {
       const next: Checkpoint = { ...taken.at(-1)!, recent: [...checkpoint.recent, ...taken].slice(-RECENT_BLOCKS_KEPT) };
       if (!(await moveCheckpoint(this.chain.chainId, checkpoint, next))) {
@@ -150,22 +198,50 @@ export class ChainFollower {
 
   /** Asks for the blocks from `first` to `last`, for the next `blocksFrom` of the same blocks. */
   prefetch(first: number, last: number) {
-    this.prefetched = { first, last, blocks: this.fetchBlocks(first, last) };
+    const traced = this.tracesWanted();
+    this.prefetched = { first, last, traced, blocks: traced.then((traces) => this.fetchBlocks(first, last, traces)) };
   }
 
   forgetPrefetched() {
     this.prefetched = undefined;
   }
 
-  /** The blocks from `first` to `last`, each fetched or failed: those prefetched, else asked for now. */
-  blocksFrom(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
+  /**
+   * The blocks from `first` to `last`, each fetched or failed: those prefetched, else asked for now;
+   * traced when wanted now (prefetched untraced blocks are asked for again once a webhook wants traces).
+   */
+  async blocksFrom(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
     const prefetched = this.prefetched;
     this.prefetched = undefined;
-    return prefetched?.first === first && prefetched.last === last ? prefetched.blocks : this.fetchBlocks(first, last);
+    const traced = await this.tracesWanted();
+    if (prefetched?.first === first && prefetched.last === last && (!traced || (await prefetched.traced))) return prefetched.blocks;
+    return this.fetchBlocks(first, last, traced);
   }
 
-  private fetchBlocks(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
-    return Promise.allSettled(Array.from({ length: last - first + 1 }, (_, index) => this.node.blockAt(first + index)));
+  /** The block at `number`, traced when wanted: a quarantined block taken again. */
+  async blockAt(number: number): Promise<BlockData> {
+    return this.node.blockAt(number, { traces: await this.tracesWanted() });
+  }
+
+  private fetchBlocks(first: number, last: number, traces: boolean): Promise<PromiseSettledResult<BlockData>[]> {
+    return Promise.allSettled(Array.from({ length: last - first + 1 }, (_, index) => this.node.blockAt(first + index, { traces })));
+  }
+
+  /** Counts (and logs) the transactions of blocks taken that are notified without their traces: the node could not give them. */
+  countUntraced(blocks: BlockData[], result: Pick<StepResult, 'tracesOmitted'>): void {
+    for (const { block, traces } of blocks) {
+      const untraced = traces?.flatMap((trace, index) => (trace === null ? [block.transactions[index]!.hash] : [])) ?? [];
+      if (untraced.length === 0) continue;
+      result.tracesOmitted = (result.tracesOmitted ?? 0) + untraced.length;
+      this.log.warn('transactions notified without their internal transactions: the node gave no trace of them', {
+        chainId: this.chain.chainId,
+        block: Number(block.number),
+        hash: block.hash,
+        untraced: untraced.length,
+        transactions: untraced.slice(0, UNTRACED_LOGGED),
+        traceMethod: this.node.traceMethod,
+      });
+    }
   }
 
   /**
@@ -292,7 +368,8 @@ export class ChainFollower {
       await forEachChunk(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
         const { data, match } = item!;
         try {
-          recorded += (await recordNotifications(match.account, match.webhook.id, notifications.of(data, match), this.queue, originOf(match.webhook.url))).length;
+          const ids = await recordNotifications(match.account, match.webhook.id, notifications.of(data, match), this.queue, originOf(match.webhook.url));
+          recorded += ids.length;
         } catch (error) {
           failures.push({ data, match, error });
         }

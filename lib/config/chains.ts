@@ -25,8 +25,8 @@ export interface ChainSettings extends PublicChainFacts {
   rpcUrl: string;
   /** How deep a block must be before its activity is notified: 0 on chains final on acceptance. */
   confirmations: number;
-  /** Whether the node serves `debug_traceBlockByHash` with the callTracer (internal transactions). */
-  traces: boolean;
+  /** How internal transactions are traced: `auto` asks the node which method it serves (lib/chains/traces.ts). */
+  traces: ChainTraces;
   /** How often the head is asked for when the follower has caught up. */
   pollIntervalMs: number;
   /**
@@ -35,6 +35,16 @@ export interface ChainSettings extends PublicChainFacts {
    */
   firstCheckpoint?: number;
 }
+
+/**
+ * CHAIN_TRACES: a tracing method (`trace_block`, `debug_traceBlockByHash`), `off`, or `auto`: the
+ * fastest the node serves, found at start. `true` and `false` (earlier values) mean `auto` and `off`.
+ */
+export const TRACE_METHODS = ['trace_block', 'debug_traceBlockByHash', 'off'] as const;
+/** How the follower gets a block's call trees: a method's name, or `off` (internal transactions are not notified). */
+export type TraceMethod = (typeof TRACE_METHODS)[number];
+export const CHAIN_TRACES_VALUES = ['auto', ...TRACE_METHODS] as const;
+export type ChainTraces = (typeof CHAIN_TRACES_VALUES)[number];
 
 /** `publicRpcUrl` is also what a stack's RPC URL secret holds until a provider's URL replaces it. */
 export type KnownChain = Omit<ChainSettings, 'chainId' | 'rpcUrl'>;
@@ -49,7 +59,7 @@ export const KNOWN_CHAINS: Record<string, KnownChain> = {
     chainName: 'Avalanche (C-Chain)',
     isTestnet: false,
     confirmations: 0,
-    traces: true,
+    traces: 'auto',
     networkToken: AVAX,
     pollIntervalMs: 500,
     publicRpcUrl: 'https://api.avax.network/ext/bc/C/rpc',
@@ -60,7 +70,7 @@ export const KNOWN_CHAINS: Record<string, KnownChain> = {
     chainName: 'Avalanche Fuji (C-Chain)',
     isTestnet: true,
     confirmations: 0,
-    traces: true,
+    traces: 'auto',
     networkToken: AVAX,
     pollIntervalMs: 500,
     publicRpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc',
@@ -84,7 +94,7 @@ export function devChainSettings(chainId: string, rpcUrl: string): ChainSettings
     rpcUrl,
     publicRpcUrl: rpcUrl,
     confirmations: 0,
-    traces: true,
+    traces: 'auto',
     networkToken: ETHER,
     pollIntervalMs: 100,
     firstCheckpoint: 0,
@@ -95,13 +105,13 @@ export function devChainSettings(chainId: string, rpcUrl: string): ChainSettings
  * Chains added locally through the environment:
  * - CHAIN_RPC_URLS: `43114=https://...,1=https://...`;
  * - CHAIN_CONFIRMATIONS: `1=12`, required for a chain not in KNOWN_CHAINS;
- * - CHAIN_TRACES: `1=false`, whether the node serves traces (default true);
+ * - CHAIN_TRACES: `1=off`, how the node is traced (CHAIN_TRACES_VALUES; default auto);
  * - CHAIN_NATIVE_TOKENS: `137=POL:Polygon Ecosystem Token:18` (default ETH, Ether, 18 decimals).
  */
 export function chainsFromEnvironment(env: NodeJS.ProcessEnv): ChainSettings[] {
   const urls = pairs(env, 'CHAIN_RPC_URLS', 'chainId=url');
   const confirmations = pairs(env, 'CHAIN_CONFIRMATIONS', 'chainId=blocks');
-  const traces = pairs(env, 'CHAIN_TRACES', 'chainId=true|false');
+  const traces = pairs(env, 'CHAIN_TRACES', `chainId=${CHAIN_TRACES_VALUES.join('|')}`);
   const tokens = pairs(env, 'CHAIN_NATIVE_TOKENS', 'chainId=SYMBOL:Name:decimals');
   return [...urls].map(([chainId, rpcUrl]) => {
     if (!/^[1-9]\d{0,18}$/.test(chainId)) throw new ConfigurationError(`CHAIN_RPC_URLS: '${chainId}' is not a chain id`);
@@ -120,14 +130,15 @@ export function chainsFromEnvironment(env: NodeJS.ProcessEnv): ChainSettings[] {
       throw new ConfigurationError(`CHAIN_CONFIRMATIONS: chain ${chainId} needs a whole number of blocks from 0 to 1000, got '${depth}'`);
     }
     const traced = traces.get(chainId);
-    if (traced !== undefined && traced !== 'true' && traced !== 'false') {
-      throw new ConfigurationError(`CHAIN_TRACES: chain ${chainId} must be true or false, got '${traced}'`);
+    const tracing = traced === 'true' ? 'auto' : traced === 'false' ? 'off' : traced;
+    if (tracing !== undefined && !(CHAIN_TRACES_VALUES as readonly string[]).includes(tracing)) {
+      throw new ConfigurationError(`CHAIN_TRACES: chain ${chainId} must be one of ${CHAIN_TRACES_VALUES.join(', ')}, got '${traced}'`);
     }
     return {
       ...publicFactsOf(chainId),
       rpcUrl,
       confirmations: blocks,
-      traces: traced === undefined ? (known?.traces ?? true) : traced === 'true',
+      traces: (tracing as ChainTraces | undefined) ?? known?.traces ?? 'auto',
       networkToken: nativeToken(chainId, tokens.get(chainId)) ?? known?.networkToken ?? ETHER,
       pollIntervalMs: known?.pollIntervalMs ?? 1000,
     };
@@ -230,3 +241,8 @@ export function followedChainsFrom(env: NodeJS.ProcessEnv, stageChainIds: string
   }
   return chains as PublicChainFacts[];
 }
+
+/** The follower's stall (functions/follow-chain.ts): seconds since its checkpoint last moved while the chain had blocks after it, 0 when it is not stalled; the stack alarms on it. */
+export const CHAIN_STALLED_METRIC = 'ChainFollowerStalledSeconds';
+/** Transactions notified without their internal transactions, their traces not to be had (docs/chain-follower.md); the stack alarms on any. */
+export const CHAIN_TRACES_OMITTED_METRIC = 'ChainTracesOmitted';

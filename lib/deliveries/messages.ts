@@ -18,6 +18,7 @@ import {
   getMessage,
   isStorableBody,
   putNewMessage,
+  putNewMessageBodies,
   queryMessages,
   sharedPart,
   type BodyParts,
@@ -30,6 +31,7 @@ import { getEndpointHealth, originOf } from '../store/endpoint-health';
 import { retentionEndOf } from '../store/table';
 import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
+import { forEachChunk } from '../store/batch';
 import { describeEndpoint } from './admission';
 import { queueAgainNow, type QueueSender } from './queue';
 import { canonicalJson, envelopeAround } from './signing';
@@ -71,6 +73,10 @@ function eventPart(event: unknown): SharedPart {
  * length, so that an event that fits in one fits in any, whatever gzip makes of the ids.
  */
 const ENVELOPE_SPARE_BYTES = 1024;
+/** A webhook's messages recorded a run at a time (a full block may give one webhook hundreds): a batch write of their bodies, then their states. */
+const RECORDING_RUN = 25;
+const RUNS_RECORDED_IN_PARALLEL = 2;
+const STATES_RECORDED_IN_PARALLEL = 8;
 
 /**
  * Records notifications for a webhook, each durably and before anything is sent, then queues them.
@@ -78,6 +84,8 @@ const ENVELOPE_SPARE_BYTES = 1024;
  * too large to store is recorded as its `fitted` event, else it is an error (NotificationTooLarge).
  * One that cannot be recorded does not keep the others from being recorded and queued (`inOrder`:
  * those after it), and the first such error is then thrown. Returns the recorded message ids.
+ * Many (a full block's) are recorded a run at a time, their bodies in batches, and each run queued
+ * as soon as it is recorded: the first are delivered while the last are recorded.
  */
 export async function recordNotifications(
   account: string,
@@ -88,20 +96,44 @@ export async function recordNotifications(
   /** None after one that fails: a backfill's, block after block. */
   inOrder = false,
 ): Promise<string[]> {
-  const isNew: boolean[] = [];
-  const errors: unknown[] = [];
   const ids = notifications.map(({ messageId }) => messageId ?? uuidv7());
   const now = Date.now();
-  for (const [index, notification] of notifications.entries()) {
+  const errors: unknown[] = [];
+  const recordRun = async (indexes: number[]) => {
+    const messages = indexes.map((index) => newMessage(account, webhookId, ids[index]!, notifications[index]!, now));
+    // One alone (a test notification, a webhook a block notifies once): its body put under a condition, no batch.
+    let bodies: (boolean | Error)[] | undefined;
     try {
-      isNew[index] = await putNewMessage(newMessage(account, webhookId, ids[index]!, notification, now));
+      if (messages.length > 1) bodies = await putNewMessageBodies(messages);
     } catch (error) {
-      errors[index] = error;
-      if (inOrder) break;
+      for (const index of inOrder ? indexes.slice(0, 1) : indexes) errors[index] = error;
+      return;
     }
+    const recorded: string[] = [];
+    const putState = async (position: number) => {
+      const body = bodies?.[position];
+      if (body instanceof Error) throw body;
+      if (body === false) return;
+      if (await putNewMessage(messages[position]!, { bodyStored: body === true })) recorded.push(messages[position]!.messageId);
+    };
+    if (inOrder) {
+      for (const position of messages.keys()) {
+        await putState(position).catch((error: unknown) => void (errors[indexes[position]!] = error));
+        if (errors.length > 0) break;
+      }
+    } else {
+      await forEachChunk([...messages.keys()], 1, STATES_RECORDED_IN_PARALLEL, async ([position]) => {
+        await putState(position!).catch((error: unknown) => void (errors[indexes[position!]!] = error));
+      });
+    }
+    await queue.send(recorded.map((messageId) => ({ account, webhookId, messageId, at: now, origin })));
+  };
+  const indexes = [...notifications.keys()];
+  if (inOrder) {
+    for (let start = 0; start < indexes.length && errors.length === 0; start += RECORDING_RUN) await recordRun(indexes.slice(start, start + RECORDING_RUN));
+  } else {
+    await forEachChunk(indexes, RECORDING_RUN, RUNS_RECORDED_IN_PARALLEL, recordRun);
   }
-  const recorded = ids.filter((_, index) => isNew[index]);
-  await queue.send(recorded.map((messageId) => ({ account, webhookId, messageId, at: now, origin })));
   const failed = errors.findIndex((error) => error !== undefined);
   if (failed >= 0) throw errors[failed];
   return ids;

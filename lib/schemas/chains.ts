@@ -1,3 +1,4 @@
+import { TRACE_METHODS } from '../config/chains';
 import * as z from './zod';
 
 /** The hosted Data API's NetworkToken: the chain's own coin. */
@@ -14,8 +15,32 @@ export const QUARANTINED_BLOCKS_SHOWN = 10;
 /** Quarantine records read at most to count a chain's quarantined blocks: any caller may ask, often. */
 export const QUARANTINE_RECORDS_COUNTED = 1000;
 
+/** What the follower is doing (docs/chain-follower.md, "The follower's status"). */
+export const FOLLOWER_STATES = ['following', 'catchingUp', 'stalled', 'unreachable', 'stopped', 'notRunning'] as const;
+export type FollowerState = (typeof FOLLOWER_STATES)[number];
+/** Whether the follower uses the RPC URL an operator configured or the chain's public endpoint; never the URL itself. */
+export const RPC_SOURCES = ['configured', 'public'] as const;
+
+export const followerFault = z
+  .object({
+    kind: z.string().describe('A short category: "timeout", "connection refused (ECONNREFUSED)", "HTTP status 503", "JSON-RPC error -32000", "store error (...)", "wrong chain: ..."; never a URL'),
+    since: z.number().int().describe('When failures of this kind began, without a success between: milliseconds since the Unix epoch'),
+    at: z.number().int().describe('When the last one happened: milliseconds since the Unix epoch'),
+  })
+  .describe("The follower's last failure: the node's or the store's");
+export type FollowerFault = z.infer<typeof followerFault>;
+
 /** Ours, beside the hosted fields: how far the service has followed the chain. Block numbers are absent until the follower's first step. */
 const followerState = z.object({
+  state: z
+    .enum(FOLLOWER_STATES)
+    .describe(
+      'following: at the head; catchingUp: behind, the checkpoint moving; stalled: the checkpoint has not moved for a while (stalledSince) though the chain has blocks after it; unreachable: the node does not answer its head (lastError says why); stopped: the node is not the configured chain, nothing is followed (lastError); notRunning: no follower has reported for two minutes',
+    ),
+  stalledSince: z.number().int().optional().describe('With state stalled: since when the checkpoint has not moved while the chain had blocks after it, milliseconds since the Unix epoch'),
+  lastError: followerFault.optional(),
+  traceMethod: z.enum(TRACE_METHODS).optional().describe("How internal transactions are asked of the node: off when it serves no traces; absent until the follower has found out"),
+  rpc: z.enum(RPC_SOURCES).optional().describe("configured: the follower uses the RPC URL an operator gave (never shown: providers put keys in it); public: the chain's public endpoint, rpcUrl"),
   checkpointBlock: z.number().int().optional().describe('The last block whose notifications are all recorded'),
   headBlock: z.number().int().optional().describe("The chain's head as the follower last saw it"),
   headSeenAt: z.number().int().optional().describe('When the follower last saw the head: milliseconds since the Unix epoch'),

@@ -2,7 +2,9 @@ import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
 import { deleteItem, getItem, putItem, queryAllItems, queryItems, type Item } from './items';
 import { releaseLease, takeLease, type LeaseSite } from './leases';
-import { chainBackfillLeaseKey, chainCheckpointKey, chainHeadKey, chainLeaseKey, QUARANTINE_SORT_KEY_PREFIX, quarantinedBlockKey, tokenMetadataKey } from './table';
+import type { TraceMethod } from '../config/chains';
+import type { FollowerFault, FollowerState, RPC_SOURCES } from '../schemas/chains';
+import { chainBackfillLeaseKey, chainCheckpointKey, chainFollowerStatusKey, chainHeadKey, chainLeaseKey, QUARANTINE_SORT_KEY_PREFIX, quarantinedBlockKey, tokenMetadataKey } from './table';
 
 /** A block the follower has finished: every notification of it is recorded. */
 export interface BlockRef {
@@ -108,6 +110,29 @@ export async function recordChainHead(chainId: string, head: ChainHead): Promise
 export async function getChainHead(chainId: string): Promise<ChainHead | undefined> {
   const item = await getItem({ TableName: tableName(), Key: chainHeadKey(chainId) });
   return item && { number: item.number, seenAt: item.seenAt };
+}
+
+/** What a chain's follower says of itself, recorded with the head (GET /v1/chains). */
+export interface FollowerStatus {
+  /** As the follower saw it; `notRunning` is what a reader concludes from an old `recordedAt`. */
+  state: Exclude<FollowerState, 'notRunning'>;
+  stalledSince?: number;
+  lastError?: FollowerFault;
+  traceMethod?: TraceMethod;
+  rpc: (typeof RPC_SOURCES)[number];
+  /** When (ms). */
+  recordedAt: number;
+}
+
+export async function recordFollowerStatus(chainId: string, status: FollowerStatus): Promise<void> {
+  await putItem({ TableName: tableName(), Item: { ...chainFollowerStatusKey(chainId), ...status } });
+}
+
+export async function getFollowerStatus(chainId: string): Promise<FollowerStatus | undefined> {
+  const item = await getItem({ TableName: tableName(), Key: chainFollowerStatusKey(chainId) });
+  if (!item) return undefined;
+  const { state, stalledSince, lastError, traceMethod, rpc, recordedAt } = item;
+  return { state, rpc, recordedAt, ...(stalledSince !== undefined ? { stalledSince } : {}), ...(lastError ? { lastError } : {}), ...(traceMethod ? { traceMethod } : {}) };
 }
 
 export interface TokenMetadata {

@@ -3,9 +3,10 @@ import { runtimeConfig } from '../config/runtime';
 import { envelopeAround } from '../deliveries/signing';
 import { tableName } from './client';
 import { conditionHeld, unlessConditionFails } from './conditional-write';
-import { forEachChunk, keyText, readItems } from './batch';
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type ScanCommandInput } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { keyText, readItems, writeItems } from './batch';
+import { DeleteItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { moveOnce } from './layout-moves';
 import { deleteItem, getItem, pageReader, putItem, queryItems, updateItem, type Item, type QueryPage } from './items';
 import {
   GSI2,
@@ -197,33 +198,59 @@ export const bodyKeyOf = ({ account, webhookId, messageId }: MessageRef) => mess
 /** No attempt holds the message at `:now`. */
 const UNCLAIMED = '(attribute_not_exists(claimedUntil) OR claimedUntil <= :now)';
 
-/**
- * Records a new pending message, due now and swept up at `message.sweepAt`: its body item first
- * (it expires with the retention, or is kept while the message waits), then its state, which is what
- * makes it recorded. False when it was already recorded (the same id); NotificationTooLarge when its
- * body cannot be stored.
- */
-export async function putNewMessage({ event, ...message }: NewMessage): Promise<boolean> {
+/** The message's body as stored (compressed); NotificationTooLarge when it cannot be. */
+function storedBodyOf({ event, ...message }: NewMessage): Uint8Array {
   const { before, after } = envelopeAround(message);
   const bytes = Buffer.byteLength(before) + event.bytes + Buffer.byteLength(after);
   if (bytes > MAX_NOTIFICATION_BYTES) throw new NotificationTooLarge(bytes, bytes);
   const stored = event.compressed();
   if (stored.byteLength > MAX_STORED_BODY_BYTES) throw new NotificationTooLarge(bytes, stored.byteLength);
-  // Never written over: a message recorded again may have had its body kept past the retention.
-  await conditionHeld(
-    putItem({
-      TableName: tableName(),
-      Item: { ...bodyKeyOf(message), event: stored, expiresAt: retentionEndOf(message.createdAt) },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  return stored;
+}
+
+const bodyItemOf = (message: NewMessage, stored: Uint8Array): Item => ({ ...bodyKeyOf(message), event: stored, expiresAt: retentionEndOf(message.createdAt) });
+
+/**
+ * The body items of many new messages at once (a full block's), batch-written: of those not recorded
+ * yet (one batch read of their states), since a message recorded before may have had its body kept
+ * past the retention. Returns, per message, whether its body is stored and its state still to be put
+ * (putNewMessage with `bodyStored`), false when it was recorded before, or why its body cannot be
+ * stored. A body written twice (two recorders at once) is the same item: a message's body follows from its id.
+ */
+export async function putNewMessageBodies(messages: NewMessage[]): Promise<(boolean | Error)[]> {
+  const bodies = messages.map((message) => {
+    try {
+      return storedBodyOf(message);
+    } catch (error) {
+      return error as Error;
+    }
+  });
+  const { items } = await readItems(messages.map(keyOf), ['pk', 'sk']);
+  const recorded = new Set(items.map(keyText));
+  const unrecorded = messages.map((message, index) => !recorded.has(keyText(keyOf(message))) && !(bodies[index] instanceof Error));
+  await writeItems(messages.flatMap((message, index) => (unrecorded[index] ? [{ put: bodyItemOf(message, bodies[index] as Uint8Array) }] : [])));
+  return bodies.map((body, index) => (body instanceof Error ? body : unrecorded[index]!));
+}
+
+/**
+ * Records a new pending message, due now and swept up at `message.sweepAt`: its body item first
+ * (it expires with the retention, or is kept while the message waits; `bodyStored`: written already
+ * by putNewMessageBodies), then its state, which is what makes it recorded. False when it was already
+ * recorded (the same id); NotificationTooLarge when its body cannot be stored.
+ */
+export async function putNewMessage(message: NewMessage, { bodyStored = false } = {}): Promise<boolean> {
+  if (!bodyStored) {
+    // Never written over: a message recorded again may have had its body kept past the retention.
+    await conditionHeld(putItem({ TableName: tableName(), Item: bodyItemOf(message, storedBodyOf(message)), ConditionExpression: 'attribute_not_exists(pk)' }));
+  }
+  const { event: _body, ...state } = message;
   return conditionHeld(
     putItem({
       TableName: tableName(),
       Item: {
-        ...keyOf(message),
-        ...messageDueIndexKey(message.messageId, message.sweepAt!),
-        ...message,
+        ...keyOf(state),
+        ...messageDueIndexKey(state.messageId, state.sweepAt!),
+        ...state,
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
@@ -756,32 +783,3 @@ export async function spreadMessagePartitions(client: DynamoDBClient, table: str
   });
 }
 
-/**
- * A move of an earlier layout's items, once per table and marked done (`mark`): what the embedded
- * store of an earlier `npm start` holds (no AWS stage was ever deployed with those layouts). Every
- * item the scan finds goes to `move`, which says false for one it left as it was. With the caller's
- * own client, as the table's creation is: the service's client is left untouched until the service
- * uses it. `created`: a table just made, with nothing to move. Returns how many items it moved.
- */
-async function moveOnce(
-  client: DynamoDBClient,
-  table: string,
-  mark: TableKey,
-  created: boolean,
-  scan: Omit<ScanCommandInput, 'TableName' | 'ExclusiveStartKey'>,
-  move: (item: Item) => Promise<boolean | void>,
-): Promise<number> {
-  let moved = 0;
-  if (!created && !(await client.send(new GetItemCommand({ TableName: table, Key: marshall(mark), ConsistentRead: true }))).Item) {
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await client.send(new ScanCommand({ ...scan, TableName: table, ExclusiveStartKey: startKey }));
-      await forEachChunk((page.Items ?? []).map((attributes) => unmarshall(attributes)), 1, 16, async ([item]) => {
-        if ((await move(item!)) !== false) moved += 1;
-      });
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-  }
-  await client.send(new PutItemCommand({ TableName: table, Item: marshall({ ...mark, at: Date.now() }) }));
-  return moved;
-}

@@ -128,6 +128,8 @@ export const resumeJobKey = (id: string): TableKey => ({ pk: RESUMES_PARTITION, 
 
 /** What an inactive webhook's gsi2pk is set to: the inactive webhooks of its chain. */
 export const inactiveWebhooksPartition = (chainId: string) => `CHAIN#${chainId}#INACTIVE`;
+/** What an active webhook's gsi2pk is set to when it asks for internal transactions: its chain's blocks are traced while there is one. */
+export const internalTxWebhooksPartition = (chainId: string) => `CHAIN#${chainId}#INTERNAL_TXS`;
 
 /** A followed chain's state: how far the follower has got, and who follows it now. */
 const chainPartition = (chainId: string) => `CHAIN#${chainId}`;
@@ -137,6 +139,8 @@ export const chainLeaseKey = (chainId: string): TableKey => ({ pk: chainPartitio
 export const chainBackfillLeaseKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'BACKFILL_LEASE' });
 /** The chain's head as its follower last saw it: what GET /v1/chains shows beside the checkpoint. */
 export const chainHeadKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'HEAD' });
+/** What the chain's follower says of itself (its state, last failure, trace method): GET /v1/chains's `follower`. */
+export const chainFollowerStatusKey = (chainId: string): TableKey => ({ pk: chainPartition(chainId), sk: 'FOLLOWER' });
 /** A token's name, symbol and decimals, read from the chain once. */
 export const tokenMetadataKey = (chainId: string, address: string): TableKey => ({ pk: chainPartition(chainId), sk: `TOKEN#${address.toLowerCase()}` });
 export const QUARANTINE_SORT_KEY_PREFIX = 'QUARANTINE#';
@@ -281,6 +285,8 @@ export const messageStatusIndexMarkKey: TableKey = { pk: 'LAYOUT', sk: 'MESSAGE_
 
 /** Written once the messages of an earlier layout (one partition per webhook) are spread over its partitions: an embedded store's layout mark. */
 export const messagePartitionsMarkKey: TableKey = { pk: 'LAYOUT', sk: 'MESSAGE_PARTITIONS' };
+/** Marks a table whose webhooks that ask for internal transactions are in their gsi2 partition. */
+export const internalTxIndexMarkKey: TableKey = { pk: 'LAYOUT', sk: 'INTERNAL_TX_WEBHOOKS' };
 
 /** The table as DynamoDB's CreateTable takes it; the CDK stack declares the same names. */
 export function tableDefinition(tableName: string) {

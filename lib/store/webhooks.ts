@@ -4,8 +4,8 @@ import type { Webhook } from '../schemas/webhook';
 import { readItems } from './batch';
 import { tableName } from './client';
 import { unlessConditionFails } from './conditional-write';
-import { deleteItem, getItem, queryPages, queryUntilFull, updateItem, type Item } from './items';
-import { GSI1, GSI2, inactiveWebhooksPartition, TABLE_KEYS, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusIndexKey } from './table';
+import { deleteItem, getItem, queryItems, queryPages, queryUntilFull, updateItem, type Item } from './items';
+import { GSI1, GSI2, inactiveWebhooksPartition, internalTxWebhooksPartition, TABLE_KEYS, WEBHOOK_SORT_KEY_PREFIX, webhookKey, webhookStatusIndexKey } from './table';
 
 /**
  * `deactivation`: while the webhook is inactive, when and why it was made so, for the statistics
@@ -44,8 +44,18 @@ function webhookItemKeys(account: string, id: string, status: WebhookStatus) {
 }
 
 /**
+ * Where the webhook sits in the sparse gsi2: under its chain's inactive webhooks while inactive (the
+ * matcher reads them), under those that want internal transactions while active and asking for
+ * them (the follower traces the chain's blocks while there is one), else nowhere.
+ */
+export function webhookGsi2Partition({ chainId, status, includeInternalTxs }: Pick<Webhook, 'chainId' | 'status' | 'includeInternalTxs'>): string | undefined {
+  if (status === 'inactive') return inactiveWebhooksPartition(chainId);
+  return includeInternalTxs ? internalTxWebhooksPartition(chainId) : undefined;
+}
+
+/**
  * The table item of an account's webhook: its keys, its fields, how many addresses it watches (its
- * `metadata.addresses` shows the first of them) and the gsi2 partition it is in while inactive.
+ * `metadata.addresses` shows the first of them) and its gsi2 partition (webhookGsi2Partition).
  * Assigned onto the keys, not spread: V8 takes a slow path for every spread after the first in an
  * object literal.
  */
@@ -53,6 +63,8 @@ export function webhookItem(account: string, webhook: Webhook, addressCount: num
   const item = Object.assign(webhookItemKeys(account, webhook.id, webhook.status), webhook) as WebhookItem;
   item.addressCount = addressCount;
   item.inactivePartition = inactiveWebhooksPartition(webhook.chainId);
+  const partition = webhookGsi2Partition(webhook);
+  if (partition) (item as Item)[GSI2.partitionKey] = partition;
   return item;
 }
 
@@ -105,10 +117,15 @@ export async function readWebhookItems(
   return { webhooks, damaged, requests };
 }
 
+/** Tries of an update whose gsi2 partition depends on a field another writer changed meanwhile. */
+const UPDATE_TRIES = 5;
+
 /**
  * Field values to set; `metadata.addresses` style keys set one metadata field. Returns undefined when
  * absent. Made inactive, the webhook keeps `deactivation` (one already kept stays: the webhook was
- * inactive already); made active, it forgets it.
+ * inactive already); made active, it forgets it. Its gsi2 partition follows its status and
+ * `includeInternalTxs` (webhookGsi2Partition): when a change decides it with a field it does not
+ * set, that field is read first and the write made on the condition that it is unchanged.
  */
 export async function updateWebhookItem(
   account: string,
@@ -116,6 +133,35 @@ export async function updateWebhookItem(
   changes: Record<string, unknown>,
   deactivation?: Deactivation,
 ): Promise<Webhook | undefined> {
+  const status = changes.status as WebhookStatus | undefined;
+  const internal = changes.includeInternalTxs as boolean | undefined;
+  const needsCurrent = status !== 'inactive' && (status !== undefined || internal !== undefined);
+  for (let attempt = 1; ; attempt += 1) {
+    const current = needsCurrent ? await readWebhookItem(account, id) : undefined;
+    if (needsCurrent && !current) return undefined;
+    const expected = needsCurrent
+      ? { chainId: current!.chainId as string, status: current!.status as WebhookStatus, includeInternalTxs: current!.includeInternalTxs === true }
+      : undefined;
+    try {
+      const updated = await updateWebhookItemOnce(account, id, changes, deactivation, expected);
+      return updated && toWebhook(updated);
+    } catch (error) {
+      if (!(error instanceof WebhookChangedMeanwhile) || attempt >= UPDATE_TRIES) throw error;
+    }
+  }
+}
+
+class WebhookChangedMeanwhile extends Error {
+  override readonly name = 'WebhookChangedMeanwhile';
+}
+
+async function updateWebhookItemOnce(
+  account: string,
+  id: string,
+  changes: Record<string, unknown>,
+  deactivation: Deactivation | undefined,
+  expected: Pick<Webhook, 'chainId' | 'status' | 'includeInternalTxs'> | undefined,
+): Promise<Item | undefined> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const assignments: string[] = [];
@@ -132,31 +178,43 @@ export async function updateWebhookItem(
   for (const [path, value] of Object.entries(changes)) set(path, value);
   const status = changes.status as WebhookStatus | undefined;
   if (status) set(GSI1.partitionKey, webhookStatusIndexKey(account, status, id).gsi1pk);
-  // In gsi2 while inactive, which the matcher reads; the partition is the item's own, per chain.
   const removals: string[] = [];
+  const conditions = [existsCondition];
   if (status === 'inactive') {
+    // The partition is the item's own, per chain.
     names['#gsi2pk'] = GSI2.partitionKey;
     assignments.push('#gsi2pk = inactivePartition');
     if (deactivation) {
       values[':deactivation'] = deactivation;
       assignments.push('deactivation = if_not_exists(deactivation, :deactivation)');
     }
-  } else if (status === 'active') {
+  } else if (status !== undefined || changes.includeInternalTxs !== undefined) {
+    const now = expected!;
+    const partition = webhookGsi2Partition({ chainId: now.chainId, status: status ?? now.status, includeInternalTxs: (changes.includeInternalTxs as boolean | undefined) ?? now.includeInternalTxs });
+    names['#status'] = 'status';
+    Object.assign(values, { ':expectedStatus': now.status, ':expectedInternal': now.includeInternalTxs });
+    conditions.push('#status = :expectedStatus', now.includeInternalTxs ? 'includeInternalTxs = :expectedInternal' : '(attribute_not_exists(includeInternalTxs) OR includeInternalTxs = :expectedInternal)');
     names['#gsi2pk'] = GSI2.partitionKey;
-    removals.push('#gsi2pk', 'deactivation');
+    if (partition) {
+      values[':partition'] = partition;
+      assignments.push('#gsi2pk = :partition');
+    } else removals.push('#gsi2pk');
+    if (status === 'active') removals.push('deactivation');
   }
-  const updated = await unlessConditionFails(
-    updateItem({
-      TableName: tableName(),
-      Key: webhookKey(account, id),
-      UpdateExpression: `SET ${assignments.join(', ')}${removals.length > 0 ? ` REMOVE ${removals.join(', ')}` : ''}`,
-      ConditionExpression: existsCondition,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  return updated && toWebhook(updated);
+  const write = updateItem({
+    TableName: tableName(),
+    Key: webhookKey(account, id),
+    UpdateExpression: `SET ${assignments.join(', ')}${removals.length > 0 ? ` REMOVE ${removals.join(', ')}` : ''}`,
+    ConditionExpression: conditions.join(' AND '),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW',
+  });
+  if (!expected) return unlessConditionFails(write);
+  const updated = await unlessConditionFails(write);
+  // Absent, or changed meanwhile: which, a read tells (the caller's next try).
+  if (!updated) throw new WebhookChangedMeanwhile();
+  return updated;
 }
 
 /** Deletes the webhook's item; returns it as it was, undefined when there was none. */
@@ -241,4 +299,16 @@ export async function queryInactiveWebhooks(account: string, limit: number): Pro
   }
   const beyond = startKey ? await countWebhooksFrom(account, 'inactive', startKey) : 0;
   return { webhooks: items.map(withDeactivation), count: items.length + beyond };
+}
+
+/** Whether an active webhook on the chain asks for internal transactions: one read of at most one key, from its gsi2 partition. */
+export async function chainHasInternalTxWebhooks(chainId: string): Promise<boolean> {
+  const { items } = await queryItems({
+    TableName: tableName(),
+    IndexName: GSI2.indexName,
+    KeyConditionExpression: `${GSI2.partitionKey} = :pk`,
+    ExpressionAttributeValues: { ':pk': internalTxWebhooksPartition(chainId) },
+    Limit: 1,
+  });
+  return items.length > 0;
 }

@@ -1,4 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
+import { recordFollowerStatus } from '../../lib/store/chains';
 import { lookAtBothWidths, signIn, watchPage, type PageWatch } from '../support/console-page';
 import { describeInBrowser, launchChromium } from '../support/browser';
 import { randomAccount, randomAddress, randomChecksummedAddress, withChecksumTypo, webhookInput } from '../support/factories';
@@ -8,6 +9,7 @@ import { screenshotsOf } from '../support/screenshots';
 import { until } from '../support/until';
 
 const service = useLocalService();
+const STALLED_SINCE = Date.now() - 3 * 60_000;
 const screenshot = screenshotsOf(__filename);
 
 const WEBHOOK_PAGE = /\/console\/webhooks\/([0-9a-f-]{36})$/;
@@ -32,6 +34,8 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
     }
     inactive = created[0]!;
     expect((await service.call('DELETE', `/v1/webhooks/${inactive.id}`, { key })).body.status).toBe('inactive');
+    // 43114 has no follower here: what one stuck on a block would have recorded (1 has none, not running).
+    await recordFollowerStatus('43114', { state: 'stalled', stalledSince: STALLED_SINCE, lastError: { kind: 'timeout', since: STALLED_SINCE, at: Date.now() }, rpc: 'configured', traceMethod: 'trace_block', recordedAt: Date.now() });
 
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -64,6 +68,13 @@ describeInBrowser("the console's overview and webhooks pages in headless Chromiu
     expect(await inactiveLink.getAttribute('href')).toBe(`/console/webhooks/${inactive.id}`);
     await section('Inactive webhooks').getByText(/^Deactivated by a call to the API, .+: /).waitFor();
     await section('Followed chains').getByRole('rowheader', { name: /\(43114\)/ }).waitFor();
+    // A follower stuck on a block sees the head (the hosted status OK) and is shown stalled, since when and why.
+    const stuck = section('Followed chains').getByRole('row', { name: /\(43114\)/ });
+    await stuck.getByText('stalled', { exact: true }).waitFor();
+    await stuck.getByText(/^since .+ \(\d+ min ago\)$/).waitFor();
+    await stuck.getByText(/^timeout/).waitFor();
+    await stuck.getByText('configured URL, trace_block', { exact: true }).waitFor();
+    await section('Followed chains').getByRole('row', { name: /\(1\)/ }).getByText('not running', { exact: true }).waitFor();
     expect(await page.locator('main b').count()).toBe(0);
     await lookAt('overview-blocks');
   }, 60_000);

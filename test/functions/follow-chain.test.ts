@@ -14,6 +14,7 @@ import { breakWebhookRecording } from '../support/broken-webhook';
 import { useDevChain } from '../support/dev-chain';
 import { useEmbeddedStore } from '../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../support/factories';
+import { startRpcProxy } from '../support/rpc-proxy';
 import { captureStdout } from '../support/stdout';
 
 const QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/webhooks-dev-deliveries';
@@ -48,7 +49,9 @@ test('follows the chain until shortly before its timeout, records and queues wha
   expect(await getItem({ TableName: tableName(), Key: chainLeaseKey('43114') })).toMatchObject({ holder: '', until: 0 });
   const metrics = stdout.text().split('\n').filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
   expect(metrics.length).toBeGreaterThan(0);
-  expect(metrics.at(-1)).toMatchObject({ chainId: '43114', ChainFollowerLag: expect.any(Number) });
+  expect(metrics.filter((metric) => metric.ChainFollowerLag !== undefined).at(-1)).toMatchObject({ chainId: '43114', ChainFollowerLag: expect.any(Number) });
+  // The stall, from the follower's status beside its steps: none here.
+  expect(metrics.filter((metric) => metric.ChainFollowerStalledSeconds !== undefined)).toEqual([expect.objectContaining({ chainId: '43114', ChainFollowerStalledSeconds: 0 })]);
   // The RPC URL came from the secret, read once.
   expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
 }, 30_000);
@@ -83,3 +86,30 @@ test("a webhook whose notifications keep failing is quarantined alone (another a
   expect(queued).toEqual([expect.objectContaining({ webhookId: webhook!.id })]);
   expect(await operator({})).toEqual({ quarantined: [] });
 }, 40_000);
+
+test('transactions notified without the internal transactions the node could not trace are counted in the ChainTracesOmitted metric', async () => {
+  // A node whose traces all fail, whole block or one transaction at a time.
+  const failing = await startRpcProxy(chain.rpcUrl(), {
+    answer: (call, fromNode) => (/^(trace_|debug_trace)/.test(call.method) && call.params?.[0] !== '0x0' ? { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'execution timeout' } } : fromNode),
+  });
+  secrets.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).callsFake(() => ({ SecretString: failing.url }));
+  try {
+    const to = randomAddress();
+    await createWebhook(randomAccount(), createWebhookBody.parse(webhookInput({ chainId: '43114', metadata: { addresses: [to] }, includeInternalTxs: true })));
+    // A cold start: the chain's URL is read from its secret once per process.
+    let coldHandler = handler;
+    await jest.isolateModulesAsync(async () => {
+      coldHandler = (await import('../../functions/follow-chain')).handler;
+    });
+    const stdout = captureStdout();
+    const running = coldHandler({}, { getRemainingTimeInMillis: () => 9_000 } as unknown as Context).finally(stdout.restore);
+    while (!(await getCheckpoint('43114'))) await new Promise((resolve) => setTimeout(resolve, 50));
+    const receipt = await chain.send({ from: await chain.fundedAddress(), to, value: 1n });
+    await running;
+    expect((await getCheckpoint('43114'))!.number).toBeGreaterThanOrEqual(Number(receipt.blockNumber));
+    const metrics = stdout.text().split('\n').filter((line) => line.includes('"_aws"')).map((line) => JSON.parse(line));
+    expect(metrics.filter((metric) => metric.ChainTracesOmitted !== undefined)).toEqual([expect.objectContaining({ chainId: '43114', ChainTracesOmitted: 1 })]);
+  } finally {
+    await failing.close();
+  }
+}, 30_000);

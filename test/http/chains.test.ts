@@ -1,24 +1,33 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { AvaCloudSDK } from '@avalabs/avacloud-sdk';
 import { HTTPClient } from '@avalabs/avacloud-sdk/lib/http';
 import { devChainSettings } from '../../lib/config/chains';
-import { putQuarantinedBlock } from '../../lib/store/chains';
+import { putQuarantinedBlock, recordFollowerStatus } from '../../lib/store/chains';
 import { useDevChain } from '../support/dev-chain';
 import { webhookInput } from '../support/factories';
 import { useLocalService } from '../support/local-service';
+import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy';
+import { until } from '../support/until';
 import { expectError } from './support/expectations';
 
 const DEV_CHAIN_ID = '31337';
 /** A provider's URL, with its key in the path: never shown. */
 const PROVIDER_KEY = 'provider-key-7f3a9c';
 const chain = useDevChain(DEV_CHAIN_ID);
-// Fuji (known: its public URL is shown) and a chain of no known endpoint, both behind a "provider" on a closed loopback port.
-const client = useLocalService(
-  {
-    CHAIN_RPC_URLS: `43113=http://127.0.0.1:9/ext/bc/C/rpc/${PROVIDER_KEY},99999=http://127.0.0.1:9/${PROVIDER_KEY}`,
-    CHAIN_CONFIRMATIONS: '99999=1',
-  },
-  () => ({ chains: [devChainSettings(DEV_CHAIN_ID, chain.rpcUrl())] }),
-);
+// As a user would configure them: Fuji (known: its public URL is shown) at a "provider" whose node is
+// really the dev chain (31337), and a chain of no known endpoint at a provider that refuses connections.
+const env = { CHAIN_RPC_URLS: '', CHAIN_CONFIRMATIONS: '99999=1' };
+let provider: RpcProxy | undefined;
+beforeAll(async () => {
+  provider = await startRpcProxy(chain.rpcUrl());
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const { port } = closed.address() as AddressInfo;
+  await new Promise((resolve) => closed.close(resolve));
+  env.CHAIN_RPC_URLS = `43113=${provider.url}/ext/bc/C/rpc/${PROVIDER_KEY},99999=http://127.0.0.1:${port}/${PROVIDER_KEY}`;
+});
+afterAll(() => provider?.close());
+const client = useLocalService(env, () => ({ chains: [devChainSettings(DEV_CHAIN_ID, chain.rpcUrl())] }));
 
 async function listChains(key: string) {
   const response = await client.call('GET', '/v1/chains', { key });
@@ -51,12 +60,30 @@ describe('GET /v1/chains', () => {
     });
   });
 
-  it("shows a chain's public URL or an empty one, never the provider's URL the follower uses", async () => {
-    const response = await listChains(await client.keyFor('chains-urls'));
-    expect(chainOf(response.body, '43113').rpcUrl).toBe('https://api.avax-test.network/ext/bc/C/rpc');
-    expect(chainOf(response.body, '99999').rpcUrl).toBe('');
-    expect(chainOf(response.body, DEV_CHAIN_ID).rpcUrl).toBe(chain.rpcUrl());
-    expect(JSON.stringify(response.body)).not.toContain(PROVIDER_KEY);
+  it("shows a chain's public URL or an empty one, and whether the follower uses a configured URL, never that URL", async () => {
+    const key = await client.keyFor('chains-urls');
+    // Once every follower has said what it uses (and why it fails): nothing of that is a URL.
+    const { body } = await until('every follower reported', 10_000, () => listChains(key), ({ body }) =>
+      [DEV_CHAIN_ID, '43113', '99999'].every((chainId) => chainOf(body, chainId).follower.rpc),
+    );
+    expect(chainOf(body, '43113')).toMatchObject({ rpcUrl: 'https://api.avax-test.network/ext/bc/C/rpc', follower: { rpc: 'configured' } });
+    expect(chainOf(body, '99999')).toMatchObject({ rpcUrl: '', follower: { rpc: 'configured' } });
+    expect(chainOf(body, DEV_CHAIN_ID)).toMatchObject({ rpcUrl: chain.rpcUrl(), follower: { rpc: 'public' } });
+    expect(JSON.stringify(body)).not.toContain(PROVIDER_KEY);
+    expect(JSON.stringify(body)).not.toContain(provider!.url);
+  });
+
+  it('shows a chain whose configured node is another chain as stopped, naming both chain ids, and never takes its blocks', async () => {
+    const key = await client.keyFor('chains-wrong-node');
+    const { body } = await until('the follower of 43113 stopped', 10_000, () => listChains(key), ({ body }) => chainOf(body, '43113').follower.state === 'stopped');
+    const listed = chainOf(body, '43113');
+    expect(listed.status).toBe('UNAVAILABLE');
+    expect(listed.follower).toEqual({
+      state: 'stopped',
+      lastError: { kind: `wrong chain: node answers chain ${DEV_CHAIN_ID}, configured 43113`, since: expect.any(Number), at: expect.any(Number) },
+      rpc: 'configured',
+      quarantinedBlocks: { count: 0, newest: [] },
+    });
   });
 
   it("shows the follower's checkpoint, the head it last saw and the lag once a block is taken", async () => {
@@ -65,15 +92,36 @@ describe('GET /v1/chains', () => {
     const receipt = await chain.send({ from, to: from, value: 1n });
     const listed = await devChainFollowedPast(key, Number(receipt.blockNumber));
     expect(listed.status).toBe('OK');
+    expect(listed.follower.state).toBe('following');
     expect(listed.follower.headBlock).toBeGreaterThanOrEqual(listed.follower.checkpointBlock);
     expect(listed.follower.lag).toBe(listed.follower.headBlock - listed.follower.checkpointBlock);
     expect(listed.follower.headSeenAt).toEqual(expect.any(Number));
   });
 
-  it('lists a chain whose node never answered as UNAVAILABLE, without block numbers', async () => {
-    const listed = chainOf((await listChains(await client.keyFor('chains-unavailable'))).body, '99999');
+  it('lists a chain whose node never answered as UNAVAILABLE and unreachable, with the cause and without block numbers', async () => {
+    const key = await client.keyFor('chains-unavailable');
+    const { body } = await until('the follower of 99999 reported', 10_000, () => listChains(key), ({ body }) => chainOf(body, '99999').follower.state === 'unreachable');
+    const listed = chainOf(body, '99999');
     expect(listed.status).toBe('UNAVAILABLE');
-    expect(listed.follower).toEqual({ quarantinedBlocks: { count: 0, newest: [] } });
+    expect(listed.follower).toEqual({
+      state: 'unreachable',
+      lastError: { kind: 'connection refused (ECONNREFUSED)', since: expect.any(Number), at: expect.any(Number) },
+      rpc: 'configured',
+      quarantinedBlocks: { count: 0, newest: [] },
+    });
+  });
+
+  it('shows a follower that reported itself stalled with since when, and one that stopped reporting as not running', async () => {
+    // Chain 1 has no follower here: its status is what a follower recorded (test/lib/chains/follow-loop-status.test.ts makes one stall for real).
+    const key = await client.keyFor('chains-stalled');
+    const stalledSince = Date.now() - 90_000;
+    const lastError = { kind: 'timeout', since: stalledSince, at: Date.now() - 1_000 };
+    await recordFollowerStatus('1', { state: 'stalled', stalledSince, lastError, traceMethod: 'debug_traceBlockByHash', rpc: 'public', recordedAt: Date.now() });
+    expect(chainOf((await listChains(key)).body, '1').follower).toMatchObject({ state: 'stalled', stalledSince, lastError, traceMethod: 'debug_traceBlockByHash', rpc: 'public' });
+    await recordFollowerStatus('1', { state: 'stalled', stalledSince, lastError, rpc: 'public', recordedAt: Date.now() - 121_000 });
+    const notRunning = chainOf((await listChains(key)).body, '1').follower;
+    expect(notRunning).toMatchObject({ state: 'notRunning', lastError });
+    expect(notRunning.stalledSince).toBeUndefined();
   });
 
   it("shows a chain's quarantined blocks by number, hash and time, never their reason; never one webhook's", async () => {

@@ -1,5 +1,12 @@
 import { RUN_BACKFILLS } from '../../infra/chain-followers';
-import { CHAIN_LAG_METRIC, CHAIN_METRICS_NAMESPACE, CHAIN_QUARANTINE_METRIC, KNOWN_CHAINS } from '../../lib/config/chains';
+import {
+  CHAIN_LAG_METRIC,
+  CHAIN_METRICS_NAMESPACE,
+  CHAIN_QUARANTINE_METRIC,
+  CHAIN_STALLED_METRIC,
+  CHAIN_TRACES_OMITTED_METRIC,
+  KNOWN_CHAINS,
+} from '../../lib/config/chains';
 import { stageSettings } from '../../lib/config/stages';
 import { actionsOf, idOf, statementsOf, synth, tableGrant, withSortedActions } from './stack-template';
 
@@ -69,32 +76,30 @@ describe.each(['dev', 'prod'])('chain followers in the %s stack', (stageName) =>
     ]);
   });
 
-  it.each(stage.followedChains)('alarms when chain %s lags by more than 50 blocks or stops reporting', (chainId) => {
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: CHAIN_METRICS_NAMESPACE,
-      MetricName: CHAIN_LAG_METRIC,
-      Dimensions: [
-        { Name: 'chainId', Value: chainId },
-        { Name: 'service', Value: 'chain-follower' },
-      ],
-      Threshold: 50,
-      TreatMissingData: 'breaching',
-    });
-  });
-
-  it.each(stage.followedChains)('alarms as soon as the follower of chain %s quarantines a block', (chainId) => {
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      AlarmName: `webhooks-${stageName}-chain-${chainId}-quarantine`,
-      Namespace: CHAIN_METRICS_NAMESPACE,
-      MetricName: CHAIN_QUARANTINE_METRIC,
-      Dimensions: [
-        { Name: 'chainId', Value: chainId },
-        { Name: 'service', Value: 'chain-follower' },
-      ],
+  const alarms = [
+    { alarm: 'lag', when: 'lags by more than 50 blocks, or stops reporting', MetricName: CHAIN_LAG_METRIC, Statistic: 'Minimum', Threshold: 50, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'breaching' },
+    { alarm: 'quarantine', when: 'quarantines a block', MetricName: CHAIN_QUARANTINE_METRIC, Statistic: 'Sum', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' },
+    // Not when it stops reporting: the lag alarm does.
+    { alarm: 'stalled', when: 'has been stalled for two minutes', MetricName: CHAIN_STALLED_METRIC, Statistic: 'Maximum', Threshold: 120, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' },
+    {
+      alarm: 'traces-omitted',
+      when: 'notifies a transaction without the internal transactions it could not trace',
+      MetricName: CHAIN_TRACES_OMITTED_METRIC,
       Statistic: 'Sum',
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
       TreatMissingData: 'notBreaching',
+    },
+  ];
+  it.each(stage.followedChains.flatMap((chainId) => alarms.map((alarm) => ({ chainId, ...alarm }))))('alarms when the follower of chain $chainId $when', ({ chainId, alarm, when: _when, ...properties }) => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: `webhooks-${stageName}-chain-${chainId}-${alarm}`,
+      Namespace: CHAIN_METRICS_NAMESPACE,
+      Dimensions: [
+        { Name: 'chainId', Value: chainId },
+        { Name: 'service', Value: 'chain-follower' },
+      ],
+      ...properties,
     });
   });
 

@@ -805,6 +805,32 @@ export interface components {
             private: boolean;
             enabledFeatures: ("nftIndexing" | "webhooks" | "teleporter")[];
             follower: {
+                /**
+                 * @description following: at the head; catchingUp: behind, the checkpoint moving; stalled: the checkpoint has not moved for a while (stalledSince) though the chain has blocks after it; unreachable: the node does not answer its head (lastError says why); stopped: the node is not the configured chain, nothing is followed (lastError); notRunning: no follower has reported for two minutes
+                 * @enum {string}
+                 */
+                state: "following" | "catchingUp" | "stalled" | "unreachable" | "stopped" | "notRunning";
+                /** @description With state stalled: since when the checkpoint has not moved while the chain had blocks after it, milliseconds since the Unix epoch */
+                stalledSince?: number;
+                /** @description The follower's last failure: the node's or the store's */
+                lastError?: {
+                    /** @description A short category: "timeout", "connection refused (ECONNREFUSED)", "HTTP status 503", "JSON-RPC error -32000", "store error (...)", "wrong chain: ..."; never a URL */
+                    kind: string;
+                    /** @description When failures of this kind began, without a success between: milliseconds since the Unix epoch */
+                    since: number;
+                    /** @description When the last one happened: milliseconds since the Unix epoch */
+                    at: number;
+                };
+                /**
+                 * @description How internal transactions are asked of the node: off when it serves no traces; absent until the follower has found out
+                 * @enum {string}
+                 */
+                traceMethod?: "trace_block" | "debug_traceBlockByHash" | "off";
+                /**
+                 * @description configured: the follower uses the RPC URL an operator gave (never shown: providers put keys in it); public: the chain's public endpoint, rpcUrl
+                 * @enum {string}
+                 */
+                rpc?: "configured" | "public";
                 /** @description The last block whose notifications are all recorded */
                 checkpointBlock?: number;
                 /** @description The chain's head as the follower last saw it */

@@ -2,6 +2,7 @@ import type { AccountStats, Chain } from '../api/client';
 import { formatAgo, formatCount, formatTime, webhookTitle } from '../format';
 import { paths } from '../paths';
 import { StatusBadge } from '../ui/components';
+import { followerHealthy, followerNode, followerStateLabel } from './chains';
 import { DeactivationReason } from './deactivation';
 
 export function FailingWebhooks({ failing }: { failing: AccountStats['failingWebhooks'] }) {
@@ -93,7 +94,7 @@ export function ChainTable({ chains }: { chains: Chain[] }) {
         <thead>
           <tr>
             <th scope="col">Chain</th>
-            <th scope="col">Status</th>
+            <th scope="col">Follower</th>
             <th scope="col" class="number">
               Checkpoint block
             </th>
@@ -107,6 +108,7 @@ export function ChainTable({ chains }: { chains: Chain[] }) {
             <th scope="col" class="number">
               Quarantined blocks
             </th>
+            <th scope="col">Node</th>
           </tr>
         </thead>
         <tbody>
@@ -115,8 +117,8 @@ export function ChainTable({ chains }: { chains: Chain[] }) {
               <th scope="row" data-label="Chain">
                 {chainName} <span class="muted">({chainId})</span>
               </th>
-              <td data-label="Status">
-                <StatusBadge status={status} />
+              <td data-label="Follower">
+                <FollowerState status={status} follower={follower} />
               </td>
               <td class="number" data-label="Checkpoint block">
                 {blockNumber(follower.checkpointBlock)}
@@ -131,11 +133,42 @@ export function ChainTable({ chains }: { chains: Chain[] }) {
               <td class="number" data-label="Quarantined blocks">
                 {formatCount(follower.quarantinedBlocks.count)}
               </td>
+              <td data-label="Node">{followerNode(follower)}</td>
             </tr>
           ))}
         </tbody>
       </table>
     </div>
+  );
+}
+
+/**
+ * The follower's state, not the hosted API's status alone: a follower stuck on a block still sees the
+ * head (status OK) and is shown stalled, since when and why; a stopped one, why.
+ */
+function FollowerState({ status, follower }: Pick<Chain, 'status' | 'follower'>) {
+  const { state, stalledSince, lastError } = follower;
+  const healthy = followerHealthy(state);
+  return (
+    <>
+      <span class={`badge badge-${!healthy ? 'failing' : state === 'catchingUp' ? 'pending' : 'healthy'}`}>{followerStateLabel(state)}</span>
+      {status === 'UNAVAILABLE' && state !== 'notRunning' && (
+        <>
+          {' '}
+          <StatusBadge status={status} />
+        </>
+      )}
+      {state === 'stalled' && stalledSince !== undefined && (
+        <div>
+          since {formatTime(stalledSince)} ({formatAgo(stalledSince)})
+        </div>
+      )}
+      {!healthy && lastError && (
+        <div class="break">
+          {lastError.kind} <span class="muted">(last {formatAgo(lastError.at)})</span>
+        </div>
+      )}
+    </>
   );
 }
 

@@ -30,6 +30,8 @@ beforeAll(async () => {
         const transactions = faults.tracesFailFor.has(hash) ? traces.map((trace) => ({ txHash: trace.txHash, error: 'execution timeout' })) : traces;
         return { ...fromNode, result: transactions };
       }
+      // Traced alone, it fails the same way.
+      if (call.method === 'debug_traceTransaction' && faults.tracesFailFor.has(hash)) return { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'execution timeout' } };
       if (call.method === 'eth_getBlockReceipts' && faults.receiptsFailFor.has(hash)) return { jsonrpc: '2.0', id: call.id, error: { code: -32000, message: 'internal error' } };
       // A node behind: it knows the block, not yet its receipts.
       if (call.method === 'eth_getBlockReceipts' && faults.receiptsBehindFor.has(hash)) return { jsonrpc: '2.0', id: call.id, result: null };
@@ -43,7 +45,8 @@ afterEach(() => Object.assign(faults, { tracesFailFor: new Set(), receiptsFailFo
 const silent = new Logger({ logLevel: 'SILENT' });
 
 async function followed() {
-  const settings = { ...devChainSettings(CHAIN_IDS.shift()!, proxy.url), firstCheckpoint: undefined };
+  // Traced as geth traces: its answer for a transaction it could not trace is the one faked here.
+  const settings = { ...devChainSettings(CHAIN_IDS.shift()!, proxy.url), firstCheckpoint: undefined, traces: 'debug_traceBlockByHash' as const };
   const follower = new ChainFollower(settings, silent, NO_QUEUE);
   await stepsUntilCaughtUp(follower, 30);
   return { settings, follower };
@@ -74,7 +77,7 @@ describe('a transaction the node cannot trace', () => {
     const address = randomAddress();
     const [withInternal, without] = [await watched(settings.chainId, address, true), await watched(settings.chainId, address, false)];
     const untraced = await nextBlock(address, 1n);
-    faults.tracesFailFor.add(untraced.blockHash);
+    faults.tracesFailFor.add(untraced.blockHash).add(untraced.transactionHash);
     expect(await stepsUntilCaughtUp(follower, 30)).toEqual([]);
     const [event] = await withInternal();
     expect(event.transaction).toMatchObject({ txHash: untraced.transactionHash, internalTransactions: [] });

@@ -25,6 +25,6 @@ test('a head the store fails to record is a warning, not a failed step, and is r
     await following;
     recordChainHead.mockRestore();
   }
-  expect(warn).toHaveBeenCalledWith('chain head not recorded; recorded again after the next step', { chainId: CHAIN_ID, error: 'InternalServerError: Internal error' });
+  expect(warn).toHaveBeenCalledWith('chain head not recorded; recorded again at the next try', { chainId: CHAIN_ID, error: 'InternalServerError: Internal error' });
   expect(error).not.toHaveBeenCalled();
 }, 30_000);

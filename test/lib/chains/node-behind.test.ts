@@ -104,7 +104,7 @@ describe('a node behind answering null for a block', () => {
 
   test("geth's `header not found` for a block is the node behind too: asked again", async () => {
     behind.headerNotFound = true;
-    await expect(new ChainNode(proxy.url, true).blockAt(1)).rejects.toBeInstanceOf(LaggingNodeError);
+    await expect(new ChainNode(proxy.url, 'auto').blockAt(1, { traces: true })).rejects.toBeInstanceOf(LaggingNodeError);
   });
 
   test('a checkpoint without a hash is never stored', async () => {

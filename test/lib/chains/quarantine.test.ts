@@ -103,14 +103,14 @@ describe('which faults may pass by asking again', () => {
     expect(isTransientFault(new LaggingNodeError('block 5 is not known yet'))).toBe(true);
     const failing = await startReceiver(() => ({ status: 503 }));
     try {
-      const error = await new ChainNode(failing.url, false).head().catch((caught: unknown) => caught);
+      const error = await new ChainNode(failing.url, 'off').head().catch((caught: unknown) => caught);
       expect(isTransientFault(error)).toBe(true);
     } finally {
       await failing.close();
     }
     const closed = await startReceiver();
     await closed.close();
-    expect(isTransientFault(await new ChainNode(closed.url, false).head().catch((caught: unknown) => caught))).toBe(true);
+    expect(isTransientFault(await new ChainNode(closed.url, 'off').head().catch((caught: unknown) => caught))).toBe(true);
     expect(isTransientFault(Object.assign(new Error('Rate exceeded'), { name: 'ProvisionedThroughputExceededException', $fault: 'client' }))).toBe(true);
   });
 

@@ -22,7 +22,7 @@ describe('token metadata read from a contract', () => {
     // Offset 64, a word of nothing, then a length of a megabyte that the answer does not hold: only its first bytes are read.
     const node = await nodeAnswering(`0x${word(64)}${word(0)}${word(1_000_000)}${'41'.repeat(400)}`);
     try {
-      const tokens = new TokenMetadataCache('31398', new ChainNode(node.url, false));
+      const tokens = new TokenMetadataCache('31398', new ChainNode(node.url, 'off'));
       const token = randomAddress();
       await tokens.load([token]);
       expect(tokens.lookup(token)).toEqual({ name: 'A'.repeat(TOKEN_NAME_MAX_CHARS), symbol: 'A'.repeat(TOKEN_SYMBOL_MAX_CHARS), decimals: 64 });
