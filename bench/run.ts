@@ -12,6 +12,7 @@ import { coldStart } from './sections/cold-start';
 import { consoleFigures } from './sections/console';
 import { cost } from './sections/cost';
 import { delivery } from './sections/delivery';
+import { FULL_BLOCKS_BENCH_CHAIN_IDS, fullBlocks } from './sections/full-blocks';
 import { keys } from './sections/keys';
 import { latency } from './sections/latency';
 import { listCost } from './sections/list-cost';
@@ -23,7 +24,7 @@ import { startBenchService } from './support/service';
 import { installDynamoDbCounter, instrumentDynamoDb, startBenchStore } from './support/store';
 
 /**
- * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,noisy,cost,chains,backfill,keys,console,addresses] [--out=file]`:
+ * `npm run bench [-- --quick] [--json] [--only=list,latency,memory,cold,throttle,delivery,noisy,cost,chains,backfill,keys,console,fullblocks,addresses] [--out=file]`:
  * what the service costs, each timing a ratio against a baseline measured side by side in the same
  * run. Progress goes to stderr; the table (or JSON) to stdout; the figures also to bench/results.json.
  */
@@ -40,8 +41,8 @@ async function main(argv: string[]) {
     progress: (message) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(0).padStart(3)}s] ${message}\n`),
   };
   const wanted = (section: string) => !only || only.includes(section);
-  // Webhooks are refused on a chain the service does not follow: this process follows the stage's and the chains section's.
-  process.env[FOLLOWED_CHAINS_VARIABLE] = encodeFollowedChains([...stageSettings('local').followedChains, ...Object.values(BENCH_CHAIN_IDS), ...Object.values(BACKFILL_BENCH_CHAIN_IDS)].map(publicFactsOf));
+  // Webhooks are refused on a chain the service does not follow: this process follows the stage's and the chain sections'.
+  process.env[FOLLOWED_CHAINS_VARIABLE] = encodeFollowedChains([...stageSettings('local').followedChains, ...Object.values(BENCH_CHAIN_IDS), ...Object.values(BACKFILL_BENCH_CHAIN_IDS), ...Object.values(FULL_BLOCKS_BENCH_CHAIN_IDS)].map(publicFactsOf));
   // The addresses section's full run puts some 6 million items in the in-memory store: about 7 GiB.
   const store = await startBenchStore(wanted('addresses') ? { maxOldSpaceMiB: 12_288 } : {});
   installDynamoDbCounter(); // before this process's first DynamoDB call: see its comment
@@ -72,6 +73,8 @@ async function main(argv: string[]) {
     if (wanted('backfill')) figures.push(...(await backfill(options)));
     if (wanted('keys')) figures.push(...(await keys(options)));
     if (wanted('console')) figures.push(...(await consoleFigures(options, store.env)));
+    // After every section that runs a delivery loop: it leaves notifications recorded and not delivered, and 2 million items.
+    if (wanted('fullblocks')) figures.push(...(await fullBlocks(options)));
     // Last: it leaves the store holding millions of items, which the sections above should not meet.
     if (wanted('addresses')) figures.push(...(await addresses(options, store)));
   } finally {

@@ -165,7 +165,7 @@ export const routes = {
     tag: 'Webhooks',
     summary: 'Update a webhook',
     description:
-      "Sets the fields given, at least one of `name`, `description`, `url`, `status`, `includeInternalTxs`, `includeLogs` and `metadata.eventSignatures`, and keeps the rest. `chainId` and `eventType` cannot change, and addresses change through `/v1/webhooks/{id}/addresses` (`metadata.addresses` here is a 400). Setting `status` to `active` also sends the messages that waited while the webhook was inactive.",
+      "Sets the fields given, at least one of `name`, `description`, `url`, `status`, `includeInternalTxs`, `includeLogs` and `metadata.eventSignatures`, and keeps the rest. `chainId` and `eventType` cannot change, and addresses change through `/v1/webhooks/{id}/addresses` (`metadata.addresses` here is a 400). Setting `status` to `active` also sends the messages that waited while the webhook was inactive. A 409 when other requests changed the webhook's status or `includeInternalTxs` all the while this one tried to: send it again.",
     method: 'PATCH',
     path: '/v1/webhooks/{id}',
     entry: 'functions/update-webhook.ts',
@@ -174,8 +174,9 @@ export const routes = {
     pathParameters: webhookPath,
     body: updateWebhookBody,
     response: webhook,
-    // PutItem: the resume job of an activation.
-    tableActions: ['dynamodb:UpdateItem', 'dynamodb:PutItem'],
+    // GetItem: the webhook read before a change of its status or includeInternalTxs (its gsi2 partition follows both); PutItem: the resume job of an activation.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+    errorStatuses: [409],
   }),
   deleteWebhook: route({
     operationId: 'deleteWebhook',
@@ -430,7 +431,7 @@ export const routes = {
     query: noParameters,
     pathParameters: noParameters,
     response: chainList,
-    // GetItem: each chain's checkpoint and head; Query: its quarantined blocks.
+    // GetItem: each chain's checkpoint, head and follower's status; Query: its quarantined blocks.
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query'],
   }),
   listApiKeys: route({

@@ -41,7 +41,7 @@ export interface BackfillRunOptions {
  * chain of sparse blocks (a run's store work is much the same however many empty blocks it has),
  * down to one on a chain of full blocks.
  */
-export const MIN_RUN_BLOCKS = CATCH_UP_BATCH;
+export const FIRST_RUN_BLOCKS = CATCH_UP_BATCH;
 export const MAX_RUN_BLOCKS = 500;
 /** A run lasts about this long at most at a backfill's share of the pace, so that a cancel or a stop waits no longer. */
 const RUN_SECONDS = 2;
@@ -64,7 +64,7 @@ export async function runBackfills(chain: ChainSettings, options: BackfillRunOpt
   const pace = options.rpcRequestsPerSecond ?? settings.rpcRequestsPerSecond;
   const pacer = new RequestPacer(pace);
   const node = new ChainNode(chain.rpcUrl, chain.traces, () => pacer.take());
-  const maxRunBlocks = Math.max(MIN_RUN_BLOCKS, Math.min(MAX_RUN_BLOCKS, Math.floor((RUN_SECONDS * pace) / settings.concurrencyPerChain)));
+  const maxRunBlocks = Math.max(FIRST_RUN_BLOCKS, Math.min(MAX_RUN_BLOCKS, Math.floor((RUN_SECONDS * pace) / settings.concurrencyPerChain)));
   const holder = randomUUID();
   const deadline = options.deadline ?? Infinity;
   let stopping = new AbortController();
@@ -154,7 +154,7 @@ class BackfillWork {
   private readonly queue: CountingQueue;
   private readonly follower: ChainFollower;
   /** The next run's length, from the transactions per block of the last. */
-  private runBlocks = MIN_RUN_BLOCKS;
+  private runBlocks = FIRST_RUN_BLOCKS;
   /** The end of this turn (or the deadline, when sooner). */
   private until = 0;
   /** Whether the backfill's webhook asks for internal transactions, as last read: its blocks are traced then. */
@@ -195,7 +195,7 @@ class BackfillWork {
       return false;
     } finally {
       // Not held while others have their turn.
-      this.follower.forgetPrefetched();
+      this.follower.blocks.forgetPrefetched();
     }
   }
 
@@ -219,19 +219,19 @@ class BackfillWork {
     this.includeInternalTxs = webhook.includeInternalTxs;
     const first = current.nextBlock;
     const last = Math.min(current.toBlock, first + this.runBlocks - 1);
-    const fetched = await this.follower.blocksFrom(first, last);
+    const fetched = await this.follower.blocks.blocksFrom(first, last);
     const failedAt = fetched.findIndex((one) => one.status === 'rejected');
     const blocks = fetched.slice(0, failedAt < 0 ? undefined : failedAt).map((one) => (one as PromiseFulfilledResult<BlockData>).value);
     if (blocks.length === 0) return this.unreadableBlock(first, (fetched[0] as PromiseRejectedResult).reason);
     this.unreadable = undefined;
     this.runBlocks = blocksPerRun(blocks, this.maxRunBlocks);
     // The next run's blocks are fetched while these are matched and recorded.
-    if (failedAt < 0 && last < current.toBlock && Date.now() < this.until) this.follower.prefetch(last + 1, Math.min(current.toBlock, last + this.runBlocks));
+    if (failedAt < 0 && last < current.toBlock && Date.now() < this.until) this.follower.blocks.prefetch(last + 1, Math.min(current.toBlock, last + this.runBlocks));
     const recordedBefore = this.queue.recorded;
     const { account, webhookId, backfillId } = current;
     const taken: { notifications: number; tracesOmitted?: number } = { notifications: 0 };
     const done = await this.follower.takeOrQuarantine(blocks, taken, { account, webhookId, backfillId });
-    this.follower.countUntraced(blocks.slice(0, done), taken);
+    this.follower.blocks.countUntraced(blocks.slice(0, done), taken);
     const notifications = this.queue.recorded - recordedBefore;
     const next = first + done;
     // Not moved: cancelled, or moved by another runner meanwhile; the next step reads it again.

@@ -63,6 +63,37 @@ export function isNodeUnavailable(error: unknown): boolean {
   return false;
 }
 
+/** JSON-RPC's "limit exceeded" (EIP-1474), which providers answer when a caller goes too fast. */
+const LIMIT_EXCEEDED = -32005;
+
+/**
+ * Whether the node cannot be asked now: out of reach, failing on its side (HTTP 5xx), behind, or
+ * asking its callers to slow down. A reason to ask again later, never to do without what was asked
+ * (a transaction's trace); a timeout or the node's error about one request is another matter.
+ */
+export function isNodeFailing(error: unknown): boolean {
+  return causes(error).some(
+    (cause) =>
+      cause instanceof LaggingNodeError ||
+      (cause instanceof HttpRequestError && (cause.status === undefined || cause.status >= 500 || cause.status === 429)) ||
+      isUnreachable(cause) ||
+      cause.code === LIMIT_EXCEEDED ||
+      /rate limit|too many requests/i.test(`${cause.details ?? ''} ${cause.message ?? ''}`),
+  );
+}
+
+const METHOD_NOT_FOUND = -32601;
+const UNSERVED_WORDS = /method .*(not (found|supported|available|allowed|enabled|whitelisted)|does not exist)|unsupported method|not (supported|whitelisted)|disabled/i;
+
+/** The node's word that it does not serve a method: JSON-RPC's "method not found", or a provider's refusal of it. */
+export function isMethodUnserved(error: unknown): boolean {
+  return causes(error).some((cause) => {
+    if (cause.code === METHOD_NOT_FOUND) return true;
+    if (cause instanceof HttpRequestError && cause.status !== undefined && cause.status >= 400 && cause.status < 500) return cause.status !== 408 && cause.status !== 429;
+    return typeof cause.code === 'number' && UNSERVED_WORDS.test(`${cause.details ?? ''} ${cause.message ?? ''}`);
+  });
+}
+
 /** A node or store not reached: a network code, or fetch's own word for it. */
 function isUnreachable(cause: ErrorCause): boolean {
   return NODE_NETWORK_ERROR_CODES.has(String(cause.code)) || (cause.name === 'TypeError' && cause.message === 'fetch failed');

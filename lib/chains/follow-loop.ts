@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
 import type { QueueSender } from '../deliveries/queue';
-import { getCheckpoint, recordChainHead, recordFollowerStatus, releaseChainLease, takeChainLease, type FollowerStatus } from '../store/chains';
+import { getCheckpoint, getFollowerStatus, recordChainHead, recordFollowerStatus, releaseChainLease, takeChainLease, type FollowerStatus } from '../store/chains';
 import { describeFault, isNodeUnreachable } from './faults';
 import { ChainFollower, type StepResult } from './follower';
 import { FollowerWatch, statusChanged, type FailureLog } from './follower-status';
@@ -43,6 +43,8 @@ export const HEAD_POLL_INTERVAL_MS = 2_000;
 export const WRONG_CHAIN_RECHECK_MS = 60_000;
 /** How long past a poll interval the head poll waits for the node before it counts as not answering. */
 const HEAD_POLL_TIMEOUT_MS = 8_000;
+/** How long a stop waits for the head poll under way. */
+const POLL_STOP_WAIT_MS = 1_000;
 /** A run of failures of one kind is logged when it begins, when its kind changes, and again this often. */
 const FAILURE_REMINDER_MS = 5 * 60_000;
 
@@ -59,6 +61,7 @@ export async function followChain(chain: ChainSettings, options: FollowOptions):
   const deadline = options.deadline ?? Infinity;
   const recheckMs = options.wrongChainRecheckMs ?? WRONG_CHAIN_RECHECK_MS;
   const state: LoopState = { nodeChecked: false, wake: new AbortController(), wakePoll: new AbortController() };
+  watch.resume(await getFollowerStatus(chain.chainId).catch(() => undefined));
   // The status is recorded as soon as the lease is taken, not a poll interval later.
   const lease = chainLease(chain.chainId, leaseMs, () => state.wakePoll.abort());
   const done = new AbortController();
@@ -136,7 +139,8 @@ export async function followChain(chain: ChainSettings, options: FollowOptions):
     }
   } finally {
     done.abort();
-    await polling;
+    // Not past a Lambda's margin for a head poll that waits on a node that hangs: what it would record is not needed any more.
+    await Promise.race([polling, sleep(POLL_STOP_WAIT_MS)]);
     await lease.release();
   }
 }

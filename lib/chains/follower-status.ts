@@ -82,6 +82,16 @@ export class FollowerWatch {
     this.checkBehind(now);
   }
 
+  /**
+   * Goes on from what the last follower recorded (a Lambda's run lasts a minute, less than a stall):
+   * a checkpoint that has not moved since stays behind since when it was.
+   */
+  resume(recorded: FollowerStatus | undefined): void {
+    if (!recorded?.behind || this.checkpoint !== undefined) return;
+    this.checkpoint = recorded.behind.checkpoint;
+    this.behindSince = recorded.behind.since;
+  }
+
   /** Another follower may move the checkpoint meanwhile: what this one knew of it is read again. */
   forgetCheckpoint(): void {
     this.checkpoint = undefined;
@@ -160,6 +170,7 @@ export class FollowerWatch {
       ...(traceMethod ? { traceMethod } : {}),
       rpc,
       recordedAt: now,
+      ...(this.behindSince !== undefined && this.checkpoint !== undefined ? { behind: { checkpoint: this.checkpoint, since: this.behindSince } } : {}),
     };
   }
 }

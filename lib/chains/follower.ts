@@ -10,13 +10,12 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ChainSettings } from '../config/chains';
-import { recordNotifications } from '../deliveries/messages';
+import { recordNotifications, recordWebhooksNotifications } from '../deliveries/messages';
 import type { QueueSender } from '../deliveries/queue';
-import { forEachChunk } from '../store/batch';
 import { originOf } from '../store/endpoint-health';
 import { getCheckpoint, getUnhashedCheckpoint, moveCheckpoint, putQuarantinedBlock, RECENT_BLOCKS_KEPT, type BlockRef, type Checkpoint } from '../store/chains';
-import { chainHasInternalTxWebhooks } from '../store/webhooks';
 import { describeFault, isNodeUnavailable, isTransientFault } from './faults';
+import { BlockSource, type TracesWanted } from './block-source';
 import { matchBlocks } from './matcher';
 import { BlockNotifications, WebhooksFailed } from './notifications';
 import { tokenAddressesOf } from './payload';
@@ -37,9 +36,6 @@ export function blocksPerRun(last: BlockData[], max: number): number {
   const transactions = last.reduce((total, { block }) => total + block.transactions.length, 0);
   return Math.max(1, Math.min(max, Math.floor((RUN_TRANSACTIONS * Math.max(1, last.length)) / Math.max(1, transactions))));
 }
-const WEBHOOKS_RECORDED_IN_PARALLEL = 8;
-/** Transaction hashes named in the log line of a block notified without some of its traces. */
-const UNTRACED_LOGGED = 5;
 /** Failures in a row, for a reason that is not transient, after which a block is quarantined (docs/chain-follower.md). */
 export const QUARANTINE_AFTER_ATTEMPTS = 5;
 /**
@@ -73,17 +69,12 @@ export interface StepResult {
   tracesOmitted?: number;
 }
 
-/** Whether the blocks about to be fetched are to be traced: an active webhook on the chain asks for internal transactions. */
-export type TracesWanted = () => Promise<boolean>;
-
 export class ChainFollower {
-  readonly node: ChainNode;
+  /** Where its blocks come from, traced when wanted: the node, and the next blocks asked for while the last are recorded. */
+  readonly blocks: BlockSource;
   private readonly tokens: TokenMetadataCache;
   /** The checkpoint as this follower last wrote it: while it holds the lease, nobody else moves it. */
   private checkpoint: Checkpoint | undefined;
-  /** The next blocks, asked for while the last ones were being recorded. */
-  private prefetched: { first: number; last: number; traced: Promise<boolean>; blocks: Promise<PromiseSettledResult<BlockData>[]> } | undefined;
-  private readonly tracesWanted: TracesWanted;
   /** The block that failed last for a reason that is not transient, and how many times in a row (counted by this follower). */
   private failing: { hash: string; attempts: number } | undefined;
   /** The block after the checkpoint when it could not be fetched, and how many times in a row. */
@@ -100,27 +91,12 @@ export class ChainFollower {
     /** Absent: while any active webhook on the chain asks for internal transactions (a backfill: while its webhook does). */
     tracesWanted?: TracesWanted,
   ) {
-    this.node = node ?? new ChainNode(chain.rpcUrl, chain.traces);
+    this.blocks = new BlockSource(chain, node ?? new ChainNode(chain.rpcUrl, chain.traces), log, tracesWanted);
     this.tokens = new TokenMetadataCache(chain.chainId, this.node, log);
-    const wanted = tracesWanted ?? (() => chainHasInternalTxWebhooks(chain.chainId));
-    // A store that cannot say: traced, so that no internal transaction is missed.
-    this.tracesWanted = chain.traces === 'off' ? async () => false : () => wanted().catch(() => true);
   }
 
-  /**
-   * Finds out, once, which tracing method the node serves, and says so. A node that cannot be asked
-   * now is asked again at the next step, and by the first block to be traced.
-   */
-  private async detectTracing(): Promise<void> {
-    if (this.node.traceMethod !== undefined) return;
-    try {
-      const method = await this.node.detectTraceMethod();
-      const details = { chainId: this.chain.chainId, traceMethod: method, setting: this.chain.traces };
-      if (method === 'off') this.log.warn('the node serves no tracing method: internal transactions are not notified on this chain', details);
-      else this.log.info('chain traced by its fastest method the node serves, when a webhook asks for internal transactions', details);
-    } catch (error) {
-      this.log.warn('tracing method not found yet: the node did not answer; asked again', { chainId: this.chain.chainId, error: describeFault(error, this.chain.rpcUrl) });
-    }
+  get node(): ChainNode {
+    return this.blocks.node;
   }
 
   /**
@@ -129,12 +105,12 @@ export class ChainFollower {
    * safe block: history before it is not notified.
    */
   async step(): Promise<StepResult> {
-    await this.detectTracing();
     let checkpoint = (this.checkpoint ??= await getCheckpoint(this.chain.chainId));
     const [head, checkpointHash] = await Promise.all([
       this.node.head(),
       checkpoint ? this.node.blockHashAt(checkpoint.number) : undefined,
     ]);
+    await this.blocks.detectTracing();
     const safe = head - this.chain.confirmations;
     const idle = { lag: checkpoint ? Math.max(0, head - checkpoint.number) : 0, head, caughtUp: true, checkpoint: checkpoint?.number ?? safe, blocks: 0, notifications: 0 };
     if (safe < 0) return idle;
@@ -158,13 +134,13 @@ export class ChainFollower {
     }
     const last = Math.min(safe, checkpoint.number + this.runBlocks);
     if (last <= checkpoint.number) return idle;
-    const fetched = await this.blocksFrom(checkpoint.number + 1, last);
+    const fetched = await this.blocks.blocksFrom(checkpoint.number + 1, last);
     // The blocks before the first that could not be fetched are taken; that one is first in the next step.
     const failedAt = fetched.findIndex((one) => one.status === 'rejected');
     const blocks = fetched.slice(0, failedAt < 0 ? undefined : failedAt).map((one) => (one as PromiseFulfilledResult<BlockData>).value);
     if (blocks.length > 0) this.runBlocks = blocksPerRun(blocks, CATCH_UP_BATCH);
     // While catching up, the next blocks are fetched while these are matched and recorded.
-    if (last < safe && failedAt < 0) this.prefetch(last + 1, Math.min(safe, last + this.runBlocks));
+    if (last < safe && failedAt < 0) this.blocks.prefetch(last + 1, Math.min(safe, last + this.runBlocks));
     const result: StepResult = { lag: 0, head, caughtUp: false, checkpoint: checkpoint.number, blocks: 0, notifications: 0 };
     if (blocks.length > 0 && this.unreadable?.number === checkpoint.number + 1) this.unreadable = undefined;
     // The run of fetched blocks that extends the checkpoint: a fork under them is found by the next step.
@@ -179,7 +155,7 @@ export class ChainFollower {
       const done = await this.takeOrQuarantine(chained, result);
       taken = chained.slice(0, done).map(({ block }) => ({ number: Number(block.number), hash: block.hash }));
     }
-    this.countUntraced(chained.slice(0, taken.length), result);
+    this.blocks.countUntraced(chained.slice(0, taken.length), result);
     if (taken.length > 0) {
       const next: Checkpoint = { ...taken.at(-1)!, recent: [...checkpoint.recent, ...taken].slice(-RECENT_BLOCKS_KEPT) };
       if (!(await moveCheckpoint(this.chain.chainId, checkpoint, next))) {
@@ -194,54 +170,6 @@ export class ChainFollower {
     result.checkpoint = checkpoint.number;
     result.caughtUp = checkpoint.number >= safe;
     return result;
-  }
-
-  /** Asks for the blocks from `first` to `last`, for the next `blocksFrom` of the same blocks. */
-  prefetch(first: number, last: number) {
-    const traced = this.tracesWanted();
-    this.prefetched = { first, last, traced, blocks: traced.then((traces) => this.fetchBlocks(first, last, traces)) };
-  }
-
-  forgetPrefetched() {
-    this.prefetched = undefined;
-  }
-
-  /**
-   * The blocks from `first` to `last`, each fetched or failed: those prefetched, else asked for now;
-   * traced when wanted now (prefetched untraced blocks are asked for again once a webhook wants traces).
-   */
-  async blocksFrom(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
-    const prefetched = this.prefetched;
-    this.prefetched = undefined;
-    const traced = await this.tracesWanted();
-    if (prefetched?.first === first && prefetched.last === last && (!traced || (await prefetched.traced))) return prefetched.blocks;
-    return this.fetchBlocks(first, last, traced);
-  }
-
-  /** The block at `number`, traced when wanted: a quarantined block taken again. */
-  async blockAt(number: number): Promise<BlockData> {
-    return this.node.blockAt(number, { traces: await this.tracesWanted() });
-  }
-
-  private fetchBlocks(first: number, last: number, traces: boolean): Promise<PromiseSettledResult<BlockData>[]> {
-    return Promise.allSettled(Array.from({ length: last - first + 1 }, (_, index) => this.node.blockAt(first + index, { traces })));
-  }
-
-  /** Counts (and logs) the transactions of blocks taken that are notified without their traces: the node could not give them. */
-  countUntraced(blocks: BlockData[], result: Pick<StepResult, 'tracesOmitted'>): void {
-    for (const { block, traces } of blocks) {
-      const untraced = traces?.flatMap((trace, index) => (trace === null ? [block.transactions[index]!.hash] : [])) ?? [];
-      if (untraced.length === 0) continue;
-      result.tracesOmitted = (result.tracesOmitted ?? 0) + untraced.length;
-      this.log.warn('transactions notified without their internal transactions: the node gave no trace of them', {
-        chainId: this.chain.chainId,
-        block: Number(block.number),
-        hash: block.hash,
-        untraced: untraced.length,
-        transactions: untraced.slice(0, UNTRACED_LOGGED),
-        traceMethod: this.node.traceMethod,
-      });
-    }
   }
 
   /**
@@ -346,8 +274,16 @@ export class ChainFollower {
    * those that failed are thrown as WebhooksFailed. A backfill's (`backfill`: one webhook's) are
    * marked with its id and recorded in block order, none after one that fails.
    */
-  async take(blocks: BlockData[], onlyWebhooks?: ReadonlySet<string>, backfill?: { backfillId: string }): Promise<number> {
-    const { matches } = await matchBlocks(this.chain.chainId, blocks);
+  async take(taken: BlockData[], onlyWebhooks?: ReadonlySet<string>, backfill?: { backfillId: string }): Promise<number> {
+    let blocks = taken;
+    let { matches } = await matchBlocks(this.chain.chainId, blocks);
+    // Fetched untraced while the index of webhooks that want traces (eventually consistent on AWS)
+    // did not show one yet: a block that notifies one is fetched again with its traces, and matched again.
+    const untraced = blocks.flatMap((data, index) => (!data.traces && matches[index]!.some(({ webhook }) => webhook.includeInternalTxs) ? [index] : []));
+    if (untraced.length > 0) {
+      blocks = await this.blocks.withTraces(blocks, untraced);
+      if (blocks !== taken) ({ matches } = await matchBlocks(this.chain.chainId, blocks));
+    }
     const work = matches.flatMap((blockMatches, index) =>
       blockMatches.filter((match) => !onlyWebhooks || onlyWebhooks.has(match.webhook.id)).map((match) => ({ data: blocks[index]!, match })),
     );
@@ -365,14 +301,11 @@ export class ChainFollower {
         failures.push({ data, match, error });
       }
     } else {
-      await forEachChunk(work, 1, WEBHOOKS_RECORDED_IN_PARALLEL, async ([item]) => {
-        const { data, match } = item!;
-        try {
-          const ids = await recordNotifications(match.account, match.webhook.id, notifications.of(data, match), this.queue, originOf(match.webhook.url));
-          recorded += ids.length;
-        } catch (error) {
-          failures.push({ data, match, error });
-        }
+      const webhooks = work.map(({ data, match }) => ({ account: match.account, webhookId: match.webhook.id, notifications: notifications.of(data, match), origin: originOf(match.webhook.url) }));
+      const recordings = await recordWebhooksNotifications(webhooks, this.queue);
+      recordings.forEach((recording, index) => {
+        if ('error' in recording) failures.push({ ...work[index]!, error: recording.error });
+        else recorded += recording.ids.length;
       });
     }
     if (failures.length > 0) throw new WebhooksFailed(failures, isTransientFault);

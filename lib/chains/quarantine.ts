@@ -60,12 +60,13 @@ export async function retakeQuarantinedBlock(chain: ChainSettings, number: numbe
   // Records of single webhooks: only their notifications are recorded again; the others' were.
   const webhookIds = records.every((record) => record.webhookId) ? new Set(records.map((record) => record.webhookId!)) : undefined;
   const follower = new ChainFollower(chain, log, queue);
-  const data = await follower.blockAt(number).catch((error: unknown) => {
+  const data = await follower.blocks.blockAt(number).catch((error: unknown) => {
     throw new RetakeFailed(`block ${number} of chain ${chain.chainId} could not be read: ${describeFault(error, chain.rpcUrl)}`);
   });
   let notifications: number;
   try {
     notifications = await follower.take([data], webhookIds);
+    follower.blocks.countUntraced([data], {});
   } catch (error) {
     const reason = describeFault(error, chain.rpcUrl);
     await Promise.all(records.map((record) => putQuarantinedBlock(chain.chainId, { ...record, attempts: record.attempts + 1, reason })));

@@ -2,16 +2,14 @@ import { createClient, http, TimeoutError, type Client } from 'viem';
 import { getBlockNumber } from 'viem/actions';
 import type { ChainTraces, TraceMethod } from '../config/chains';
 // A cycle (faults.ts knows LaggingNodeError): each uses the other only inside functions, never at load.
-import { causes } from './faults';
-import type { BlockData, Hex, RpcBlock, RpcReceipt } from './rpc-types';
-import { detectTraceMethod, traceBlock, tracerOf, withTransactionGas, type TimedRequest } from './traces';
+import { causes, isMethodUnserved } from './faults';
+import type { BlockData, CallFrame, Hex, RpcBlock, RpcReceipt } from './rpc-types';
+import { detectTraceMethod, traceBlock, tracerOf, type BlockTracer, type TimedRequest } from './traces';
 
 /** The node is behind or inconsistent about a block (missing receipts or traces): ask again later, never skip it. */
 export class LaggingNodeError extends Error {
   override readonly name = 'LaggingNodeError';
 }
-
-const METHOD_NOT_FOUND = -32601;
 
 /** A request about no more than one block's header: the head, a hash, a block. */
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -90,12 +88,23 @@ export class ChainNode {
     const block = await this.request<RpcBlock | null>('eth_getBlockByNumber', [toQuantity(number), true]);
     if (!block) throw new LaggingNodeError(`block ${number} is not known yet`);
     const tracer = traced && block.transactions.length > 0 ? tracerOf(await this.detectTraceMethod()) : undefined;
-    const [receipts, traces] = await Promise.all([this.receiptsOf(block), tracer && traceBlock(tracer, this.timedRequest, block)]);
+    const [receipts, traces] = await Promise.all([this.receiptsOf(block), tracer && this.tracesOf(tracer, block)]);
     if (receipts.length !== block.transactions.length || receipts.some((receipt, index) => receipt.transactionHash !== block.transactions[index]!.hash)) {
       throw new LaggingNodeError(`block ${number} (${block.hash}): ${receipts.length} receipts for ${block.transactions.length} transactions`);
     }
     if (!traces) return { block, receipts };
-    return { block, receipts, traces: tracer?.method === 'trace_block' ? traces.map((trace, index) => withTransactionGas(trace, block, receipts, index)) : traces };
+    return { block, receipts, traces: tracer?.withReceipts?.(traces, block, receipts) ?? traces };
+  }
+
+  /** A method the node was found to serve and now says it does not (a load balancer's other backend): found again at the next block. */
+  private async tracesOf(tracer: BlockTracer, block: RpcBlock): Promise<(CallFrame | null)[]> {
+    const found = this.traces === 'auto';
+    try {
+      return await traceBlock(tracer, this.timedRequest, block, { unservedThrows: found });
+    } catch (error) {
+      if (found && isMethodUnserved(error)) this.detected = this.detecting = undefined;
+      throw error;
+    }
   }
 
   private async receiptsOf(block: RpcBlock): Promise<RpcReceipt[]> {
@@ -108,7 +117,7 @@ export class ChainNode {
         if (!receipts) throw new LaggingNodeError(`no receipts yet for block ${block.hash}`);
         return receipts;
       } catch (error) {
-        if (!isMethodNotFound(error)) throw error;
+        if (!isMethodUnserved(error)) throw error;
         this.blockReceipts = false;
       }
     }
@@ -149,9 +158,6 @@ export class ChainNode {
 
 export const toQuantity = (value: number | bigint) => `0x${value.toString(16)}` as Hex;
 
-function isMethodNotFound(error: unknown): boolean {
-  return causes(error).some((cause) => cause.code === METHOD_NOT_FOUND);
-}
 
 /** geth's and its forks' error for a block a node behind has not seen yet. */
 function isUnknownBlock(error: unknown): boolean {

@@ -1,4 +1,5 @@
 /** geth's tracing (geth, Avalanche's coreth and their forks): `debug_traceBlockByHash` with the callTracer, which answers the call trees themselves. */
+import { LaggingNodeError } from './rpc';
 import type { BlockTracer } from './traces';
 import type { CallFrame, Hex } from './rpc-types';
 
@@ -10,10 +11,13 @@ export const callTracer: BlockTracer = {
   probe: { method: 'debug_traceBlockByHash', params: [NO_BLOCK, CALL_TRACER] },
   async traceBlock(request, block, timeoutMs) {
     const traces = await request<{ result?: CallFrame; error?: unknown }[] | null>('debug_traceBlockByHash', [block.hash, CALL_TRACER], timeoutMs);
+    if (!traces) throw new LaggingNodeError(`debug_traceBlockByHash: block ${block.hash} is not known yet`);
     // A transaction geth could not trace (a tracer timeout, say) comes back as `{txHash, error}`.
-    return (traces ?? []).map((trace) => trace.result ?? null);
+    return traces.map((trace) => trace.result ?? null);
   },
   async traceTransaction(request, hash: Hex, timeoutMs) {
-    return (await request<CallFrame | null>('debug_traceTransaction', [hash, CALL_TRACER], timeoutMs)) ?? null;
+    const trace = await request<CallFrame | null>('debug_traceTransaction', [hash, CALL_TRACER], timeoutMs);
+    if (!trace) throw new LaggingNodeError(`debug_traceTransaction: transaction ${hash} is not known yet`);
+    return trace;
   },
 };

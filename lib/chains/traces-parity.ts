@@ -3,6 +3,7 @@
  * of the block, each with its transaction's position and its place in the call tree
  * (`traceAddress`), made here into the callTracer's trees.
  */
+import { LaggingNodeError } from './rpc';
 import type { BlockTracer } from './traces';
 import type { CallFrame, Hex } from './rpc-types';
 
@@ -32,11 +33,14 @@ export const parityTracer: BlockTracer = {
   method: 'trace_block',
   probe: { method: 'trace_block', params: ['0x0'] },
   async traceBlock(request, block, timeoutMs) {
-    // By number, as every node serving it takes (not all take a hash): an answer about another block at that height is not used.
-    const traces = (await request<ParityTrace[] | null>('trace_block', [block.number], timeoutMs)) ?? [];
+    // By number, as every node serving it takes (not all take a hash): an answer about another block at that height is a node behind.
+    const traces = await request<ParityTrace[] | null>('trace_block', [block.number], timeoutMs);
+    if (!traces) throw new LaggingNodeError(`trace_block: block ${Number(block.number)} is not known yet`);
     const byTransaction = new Map<string, ParityTrace[]>();
     for (const trace of traces) {
-      if (trace.blockHash && trace.blockHash.toLowerCase() !== block.hash.toLowerCase()) return block.transactions.map(() => null);
+      if (trace.blockHash && trace.blockHash.toLowerCase() !== block.hash.toLowerCase()) {
+        throw new LaggingNodeError(`trace_block: block ${Number(block.number)} is ${trace.blockHash} at the node, not ${block.hash} yet`);
+      }
       if (!trace.transactionHash) continue; // a block reward
       let list = byTransaction.get(trace.transactionHash.toLowerCase());
       if (!list) byTransaction.set(trace.transactionHash.toLowerCase(), (list = []));
@@ -45,8 +49,13 @@ export const parityTracer: BlockTracer = {
     return block.transactions.map((transaction) => callTree(byTransaction.get(transaction.hash.toLowerCase()) ?? []));
   },
   async traceTransaction(request, hash, timeoutMs) {
-    return callTree((await request<ParityTrace[] | null>('trace_transaction', [hash], timeoutMs)) ?? []);
+    const traces = await request<ParityTrace[] | null>('trace_transaction', [hash], timeoutMs);
+    if (!traces?.length) throw new LaggingNodeError(`trace_transaction: transaction ${hash} is not known yet`);
+    return callTree(traces);
   },
+  // The transaction's own call as geth's callTracer reports it: parity traces leave the intrinsic gas out of its gas and gas used.
+  withReceipts: (traces, block, receipts) =>
+    traces.map((trace, index) => trace && { ...trace, gas: block.transactions[index]!.gas, ...(receipts[index] ? { gasUsed: receipts[index]!.gasUsed } : {}) }),
 };
 
 /** A transaction's entries as one tree, its root the transaction's own call; `null` without a root. */

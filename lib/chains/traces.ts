@@ -5,10 +5,9 @@
  * traced a transaction at a time; a transaction whose trace still cannot be had is `null`: notified
  * without its internal transactions, marked `omitted.internalTransactions` (docs/chain-follower.md).
  */
-import { HttpRequestError, TimeoutError } from 'viem';
+import { TimeoutError } from 'viem';
 import type { TraceMethod } from '../config/chains';
-import { NETWORK_ERROR_CODES } from '../errors';
-import { causes } from './faults';
+import { causes, isMethodUnserved, isNodeFailing } from './faults';
 import type { CallFrame, Hex, RpcBlock, RpcReceipt } from './rpc-types';
 import { callTracer } from './traces-call-tracer';
 import { parityTracer } from './traces-parity';
@@ -25,6 +24,8 @@ export interface BlockTracer {
   /** Per transaction, in block order; `null` for one the node answered without a trace of. */
   traceBlock(request: TimedRequest, block: RpcBlock, timeoutMs: number): Promise<(CallFrame | null)[]>;
   traceTransaction(request: TimedRequest, hash: Hex, timeoutMs: number): Promise<CallFrame | null>;
+  /** The trees made to say what geth's callTracer says of the transaction's own call, once the receipts are known. */
+  withReceipts?(traces: (CallFrame | null)[], block: RpcBlock, receipts: RpcReceipt[]): (CallFrame | null)[];
 }
 
 /** Fastest first: on anvil, a block of 1 000 transfers is traced in ~15 ms by trace_block and ~3 s by the callTracer. */
@@ -35,12 +36,16 @@ export const tracerOf = (method: TraceMethod): BlockTracer | undefined => TRACER
 /** A block trace's time: sized to the block, since the node re-executes every transaction. */
 export const blockTraceTimeoutMs = (transactions: number) => 10_000 + 5 * transactions;
 const TRANSACTION_TRACE_TIMEOUT_MS = 10_000;
+/** Tries of a transaction's trace that fails with an error (one that times out is not tried again). */
 const TRANSACTION_TRACE_TRIES = 2;
 const TRANSACTION_TRACES_IN_PARALLEL = 8;
+/** Transactions' traces timing out one after another: the node hangs, and the block waits for it rather than go untraced. */
+const TRANSACTION_TIMEOUTS_HUNG = TRANSACTION_TRACES_IN_PARALLEL;
 
 /**
- * The first of TRACERS the node serves (it answers the probe, with a result or an error of its own);
- * `off` when it serves none. Throws when the node cannot be asked (down, timing out): asked again later.
+ * The first of TRACERS the node serves (it answers the probe with a result, or with an error of its
+ * own about the probe's block); `off` when it serves none. Throws when the node cannot say now (down,
+ * failing, rate-limiting, timing out): asked again later.
  */
 export async function detectTraceMethod(request: TimedRequest): Promise<TraceMethod> {
   for (const tracer of TRACERS) {
@@ -49,7 +54,7 @@ export async function detectTraceMethod(request: TimedRequest): Promise<TraceMet
       return tracer.method;
     } catch (error) {
       if (isMethodUnserved(error)) continue;
-      if (isNodeDown(error) || causes(error).some((cause) => cause instanceof TimeoutError)) throw error;
+      if (isNodeFailing(error) || isTimeout(error)) throw error;
       return tracer.method;
     }
   }
@@ -57,69 +62,60 @@ export async function detectTraceMethod(request: TimedRequest): Promise<TraceMet
 }
 
 /**
- * The block's call trees, one per transaction: the whole block at once, else (a timeout, an error,
- * an answer that does not fit the block) a transaction at a time. Throws only when the node is down:
- * the block is then asked again, as for any fetch.
+ * The block's call trees, one per transaction: the whole block at once, and those it did not give
+ * (a timeout, an error, a transaction it could not trace) a transaction at a time. Throws when the
+ * node is failing or behind (the block is asked again, as for any fetch), when transactions' traces
+ * keep timing out (a node that hangs), and, with `unservedThrows`, when the node says it does not
+ * serve the method (to be found again: a node behind a load balancer may have changed).
  */
-export async function traceBlock(tracer: BlockTracer, request: TimedRequest, block: RpcBlock): Promise<(CallFrame | null)[]> {
+export async function traceBlock(tracer: BlockTracer, request: TimedRequest, block: RpcBlock, { unservedThrows }: { unservedThrows: boolean }): Promise<(CallFrame | null)[]> {
   if (block.transactions.length === 0) return [];
+  let traces: (CallFrame | null)[] = block.transactions.map(() => null);
   try {
-    const traces = await tracer.traceBlock(request, block, blockTraceTimeoutMs(block.transactions.length));
-    if (traces.length === block.transactions.length && traces.every((trace) => trace !== null)) return traces;
+    const answered = await tracer.traceBlock(request, block, blockTraceTimeoutMs(block.transactions.length));
+    if (answered.length === block.transactions.length) traces = answered;
   } catch (error) {
-    if (isNodeDown(error)) throw error;
+    if (isNodeFailing(error) || (unservedThrows && isMethodUnserved(error))) throw error;
   }
-  return traceEachTransaction(tracer, request, block);
+  const missing = [...traces.keys()].filter((index) => traces[index] === null);
+  if (missing.length > 0) await traceEachTransaction(tracer, request, block, traces, missing);
+  return traces;
 }
 
-async function traceEachTransaction(tracer: BlockTracer, request: TimedRequest, block: RpcBlock): Promise<(CallFrame | null)[]> {
-  const traces: (CallFrame | null)[] = block.transactions.map(() => null);
+/**
+ * Traces the `missing` transactions one at a time, into `traces`, within about twice the block's
+ * trace time: those still missing then stay `null`. Stops every worker and throws on a node failing,
+ * and on a node that hangs: TRANSACTION_TIMEOUTS_HUNG timeouts in a row, or nothing but timeouts.
+ */
+async function traceEachTransaction(tracer: BlockTracer, request: TimedRequest, block: RpcBlock, traces: (CallFrame | null)[], missing: number[]): Promise<void> {
+  const budgetEnds = Date.now() + 2 * blockTraceTimeoutMs(block.transactions.length);
   let next = 0;
+  let timeoutsInARow = 0;
+  let lastTimeout: unknown;
+  let answered = false;
+  let stopped = false;
   const worker = async () => {
-    while (next < block.transactions.length) {
-      const index = next++;
-      for (let attempt = 1; attempt <= TRANSACTION_TRACE_TRIES && !traces[index]; attempt += 1) {
+    while (!stopped && next < missing.length && Date.now() < budgetEnds) {
+      const index = missing[next++]!;
+      for (let attempt = 1; attempt <= TRANSACTION_TRACE_TRIES && !traces[index] && !stopped; attempt += 1) {
         try {
           traces[index] = await tracer.traceTransaction(request, block.transactions[index]!.hash, TRANSACTION_TRACE_TIMEOUT_MS);
+          [answered, timeoutsInARow] = [true, 0];
         } catch (error) {
-          if (isNodeDown(error)) throw error;
+          if (!isTimeout(error)) [answered, timeoutsInARow] = [true, 0];
+          else lastTimeout = error;
+          if (isNodeFailing(error) || (isTimeout(error) && ++timeoutsInARow >= TRANSACTION_TIMEOUTS_HUNG)) {
+            stopped = true;
+            throw error;
+          }
+          // A trace that took too long takes as long again: tried once.
+          if (isTimeout(error)) break;
         }
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(TRANSACTION_TRACES_IN_PARALLEL, block.transactions.length) }, worker));
-  return traces;
+  await Promise.all(Array.from({ length: Math.min(TRANSACTION_TRACES_IN_PARALLEL, missing.length) }, worker));
+  if (!answered && lastTimeout) throw lastTimeout;
 }
 
-/** The node not reached, or failing on its side (HTTP 5xx, 429): wait for it rather than notify without traces. */
-function isNodeDown(error: unknown): boolean {
-  return causes(error).some(
-    (cause) =>
-      (cause instanceof HttpRequestError && (cause.status === undefined || cause.status >= 500 || cause.status === 429)) ||
-      NETWORK_ERROR_CODES.has(String(cause.code)) ||
-      cause.code === 'UND_ERR_SOCKET' ||
-      (cause instanceof TypeError && cause.message === 'fetch failed'),
-  );
-}
-
-const METHOD_NOT_FOUND = -32601;
-const UNSERVED_WORDS = /method .*(not (found|supported|available|allowed|enabled|whitelisted)|does not exist)|unsupported method|not (supported|whitelisted)|disabled/i;
-
-/** The node's word that it does not serve a method: JSON-RPC's "method not found", or a provider's refusal of it. */
-export function isMethodUnserved(error: unknown): boolean {
-  return causes(error).some((cause) => {
-    if (cause.code === METHOD_NOT_FOUND) return true;
-    if (cause instanceof HttpRequestError && cause.status !== undefined && cause.status >= 400 && cause.status < 500) return cause.status !== 408 && cause.status !== 429;
-    return typeof cause.code === 'number' && UNSERVED_WORDS.test(`${cause.details ?? ''} ${cause.message ?? ''}`);
-  });
-}
-
-/**
- * The transaction's own call as geth's callTracer reports it (its gas limit, and the gas its receipt
- * says it used): parity traces leave the intrinsic gas out of both.
- */
-export function withTransactionGas(trace: CallFrame | null, block: RpcBlock, receipts: RpcReceipt[], index: number): CallFrame | null {
-  if (!trace) return trace;
-  const receipt = receipts[index];
-  return { ...trace, gas: block.transactions[index]!.gas, ...(receipt ? { gasUsed: receipt.gasUsed } : {}) };
-}
+const isTimeout = (error: unknown) => causes(error).some((cause) => cause instanceof TimeoutError);

@@ -33,7 +33,7 @@ import { getWebhookItem } from '../store/webhooks';
 import { uuidv7Time } from '../uuid';
 import { forEachChunk } from '../store/batch';
 import { describeEndpoint } from './admission';
-import { queueAgainNow, type QueueSender } from './queue';
+import { queueAgainNow, type QueuedDelivery, type QueueSender } from './queue';
 import { canonicalJson, envelopeAround } from './signing';
 import { sweepGraceMs } from './sweep';
 
@@ -73,10 +73,25 @@ function eventPart(event: unknown): SharedPart {
  * length, so that an event that fits in one fits in any, whatever gzip makes of the ids.
  */
 const ENVELOPE_SPARE_BYTES = 1024;
-/** A webhook's messages recorded a run at a time (a full block may give one webhook hundreds): a batch write of their bodies, then their states. */
+/**
+ * Messages recorded a run at a time (a full block may give hundreds, of one webhook or of many): a
+ * batch write of the run's bodies, then their states, then one queue send for the run.
+ */
 const RECORDING_RUN = 25;
-const RUNS_RECORDED_IN_PARALLEL = 2;
+const RUNS_RECORDED_IN_PARALLEL = 3;
 const STATES_RECORDED_IN_PARALLEL = 8;
+
+/** One webhook's notifications to record. */
+export interface WebhookNotifications {
+  account: string;
+  webhookId: string;
+  notifications: Notification[];
+  /** Its endpoint (the URL's origin), for the queue: the consumer reads its health with the message. */
+  origin?: string;
+}
+
+/** Per webhook: the ids of its notifications, all recorded (now or before), or the first error of one that was not. */
+export type WebhookRecording = { ids: string[] } | { error: unknown };
 
 /**
  * Records notifications for a webhook, each durably and before anything is sent, then queues them.
@@ -84,8 +99,6 @@ const STATES_RECORDED_IN_PARALLEL = 8;
  * too large to store is recorded as its `fitted` event, else it is an error (NotificationTooLarge).
  * One that cannot be recorded does not keep the others from being recorded and queued (`inOrder`:
  * those after it), and the first such error is then thrown. Returns the recorded message ids.
- * Many (a full block's) are recorded a run at a time, their bodies in batches, and each run queued
- * as soon as it is recorded: the first are delivered while the last are recorded.
  */
 export async function recordNotifications(
   account: string,
@@ -96,47 +109,65 @@ export async function recordNotifications(
   /** None after one that fails: a backfill's, block after block. */
   inOrder = false,
 ): Promise<string[]> {
-  const ids = notifications.map(({ messageId }) => messageId ?? uuidv7());
+  const [recording] = await recordWebhooksNotifications([{ account, webhookId, notifications, origin }], queue, { inOrder });
+  if ('error' in recording!) throw recording.error;
+  return recording!.ids;
+}
+
+/**
+ * recordNotifications for many webhooks at once (a block's): their notifications recorded a run at
+ * a time across webhooks, each run queued as soon as it is recorded, so that the first are delivered
+ * while the last are recorded. One webhook's failure is its own: the others' are recorded and queued.
+ */
+export async function recordWebhooksNotifications(webhooks: WebhookNotifications[], queue: QueueSender, { inOrder = false } = {}): Promise<WebhookRecording[]> {
   const now = Date.now();
-  const errors: unknown[] = [];
-  const recordRun = async (indexes: number[]) => {
-    const messages = indexes.map((index) => newMessage(account, webhookId, ids[index]!, notifications[index]!, now));
-    // One alone (a test notification, a webhook a block notifies once): its body put under a condition, no batch.
+  const ids = webhooks.map(({ notifications }) => notifications.map(({ messageId }) => messageId ?? uuidv7()));
+  const errors: unknown[] = webhooks.map(() => undefined);
+  const failed = (webhook: number, error: unknown) => void (errors[webhook] ??= error);
+  const entries = webhooks.flatMap(({ notifications }, webhook) => notifications.map((notification, index) => ({ webhook, notification, messageId: ids[webhook]![index]! })));
+  const recordRun = async (run: typeof entries) => {
+    const made = run.flatMap(({ webhook, notification, messageId }) => {
+      const { account, webhookId } = webhooks[webhook]!;
+      try {
+        return [{ webhook, message: newMessage(account, webhookId, messageId, notification, now) }];
+      } catch (error) {
+        failed(webhook, error);
+        return [];
+      }
+    });
+    // One alone (a test notification, a block with one match): its body put under a condition, no batch.
     let bodies: (boolean | Error)[] | undefined;
     try {
-      if (messages.length > 1) bodies = await putNewMessageBodies(messages);
+      if (made.length > 1) bodies = await putNewMessageBodies(made.map(({ message }) => message));
     } catch (error) {
-      for (const index of inOrder ? indexes.slice(0, 1) : indexes) errors[index] = error;
+      for (const { webhook } of made) failed(webhook, error);
       return;
     }
-    const recorded: string[] = [];
+    const recorded: QueuedDelivery[] = [];
     const putState = async (position: number) => {
+      const { webhook, message } = made[position]!;
       const body = bodies?.[position];
-      if (body instanceof Error) throw body;
-      if (body === false) return;
-      if (await putNewMessage(messages[position]!, { bodyStored: body === true })) recorded.push(messages[position]!.messageId);
+      try {
+        if (body instanceof Error) throw body;
+        if (body === false || !(await putNewMessage(message, { bodyStored: body === true }))) return;
+        recorded.push({ account: message.account, webhookId: message.webhookId, messageId: message.messageId, at: now, origin: webhooks[webhook]!.origin });
+      } catch (error) {
+        failed(webhook, error);
+      }
     };
     if (inOrder) {
-      for (const position of messages.keys()) {
-        await putState(position).catch((error: unknown) => void (errors[indexes[position]!] = error));
-        if (errors.length > 0) break;
-      }
+      for (let position = 0; position < made.length && errors.every((error) => error === undefined); position += 1) await putState(position);
     } else {
-      await forEachChunk([...messages.keys()], 1, STATES_RECORDED_IN_PARALLEL, async ([position]) => {
-        await putState(position!).catch((error: unknown) => void (errors[indexes[position!]!] = error));
-      });
+      await forEachChunk([...made.keys()], 1, STATES_RECORDED_IN_PARALLEL, async ([position]) => putState(position!));
     }
-    await queue.send(recorded.map((messageId) => ({ account, webhookId, messageId, at: now, origin })));
+    await queue.send(recorded);
   };
-  const indexes = [...notifications.keys()];
   if (inOrder) {
-    for (let start = 0; start < indexes.length && errors.length === 0; start += RECORDING_RUN) await recordRun(indexes.slice(start, start + RECORDING_RUN));
+    for (let start = 0; start < entries.length && errors.every((error) => error === undefined); start += RECORDING_RUN) await recordRun(entries.slice(start, start + RECORDING_RUN));
   } else {
-    await forEachChunk(indexes, RECORDING_RUN, RUNS_RECORDED_IN_PARALLEL, recordRun);
+    await forEachChunk(entries, RECORDING_RUN, RUNS_RECORDED_IN_PARALLEL, recordRun);
   }
-  const failed = errors.findIndex((error) => error !== undefined);
-  if (failed >= 0) throw errors[failed];
-  return ids;
+  return webhooks.map((_, webhook) => (errors[webhook] === undefined ? { ids: ids[webhook]! } : { error: errors[webhook] }));
 }
 
 function newMessage(account: string, webhookId: string, messageId: string, { eventType, event, fitted, backfillId }: Notification, now: number): NewMessage {

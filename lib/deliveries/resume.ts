@@ -5,6 +5,8 @@ import { queueAgainNow, type QueueSender, type Requeue } from './queue';
 
 /** How long after an activation its job reads the parked messages once more: longer than an index takes to show a write. */
 export const RESUME_SETTLE_MS = 30_000;
+/** How soon a job that found its webhook still inactive looks again, while the activation it was written for may be landing. */
+const ACTIVATION_AWAITED_MS = 1_000;
 
 /** A parked message goes back to where it was in its schedule, unless it changed since it was read. */
 export const resumption = (message: MessageState): Requeue => ({ manual: message.manual ?? false, seenNextAttemptAt: message.nextAttemptAt });
@@ -12,7 +14,7 @@ export const resumption = (message: MessageState): Requeue => ({ manual: message
 /**
  * Records that the webhook's parked messages (those that waited while it was inactive) are to be
  * queued again. Written before the webhook is activated: a crash in between leaves a job that finds
- * the webhook inactive and ends, never an active webhook whose messages stay parked.
+ * the webhook inactive for RESUME_SETTLE_MS and ends, never an active webhook whose messages stay parked.
  */
 export async function requestResume(account: string, webhookId: string): Promise<void> {
   await putResumeJob(account, webhookId, Date.now());
@@ -55,6 +57,11 @@ async function runResumeJob(job: ResumeJob, deadline: number, queue: QueueSender
     } while (cursor);
   }
   const settled = job.requestedAt + RESUME_SETTLE_MS;
+  if (webhook && webhook.status !== 'active' && Date.now() < settled) {
+    // Written before the activation: a job run before the webhook's write lands finds it inactive yet. Looked at again soon.
+    await scheduleResumeRecheck(job, Math.min(settled, Date.now() + ACTIVATION_AWAITED_MS));
+    return resumed;
+  }
   if (webhook?.status === 'active' && Date.now() < settled) {
     // gsi2 is eventually consistent: a message parked just before the activation may not show yet.
     // The job reads the parked messages once more, from the start, once the index has settled.

@@ -54,7 +54,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: `Missing or invalid API key in the ${API_KEY_HEADER} header`,
   403: 'The API key is not allowed to call this operation',
   404: "Not found in the caller's account",
-  409: "The resource's state does not allow it now: an attempt of the message is under way (retry once its outcome shows in the log), or the key is the account's last one not revoked",
+  409: "The resource's state does not allow it now: an attempt of the message is under way (retry once its outcome shows in the log), the key is the account's last one not revoked, or other requests kept changing the webhook while this one changed it",
   413: 'The request body is larger than the limit',
   415: 'The request body is not sent as application/json',
   429: "Too many requests for the key's throttle, or in a minute too many test notifications or recover calls for the webhook, or key creations for the account: retry after the time in the Retry-After header",

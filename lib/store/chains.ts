@@ -122,6 +122,8 @@ export interface FollowerStatus {
   rpc: (typeof RPC_SOURCES)[number];
   /** When (ms). */
   recordedAt: number;
+  /** The checkpoint, and since when it has stayed there while the chain had blocks after it: the next follower (a Lambda's next run) goes on counting from it. */
+  behind?: { checkpoint: number; since: number };
 }
 
 export async function recordFollowerStatus(chainId: string, status: FollowerStatus): Promise<void> {
@@ -131,8 +133,16 @@ export async function recordFollowerStatus(chainId: string, status: FollowerStat
 export async function getFollowerStatus(chainId: string): Promise<FollowerStatus | undefined> {
   const item = await getItem({ TableName: tableName(), Key: chainFollowerStatusKey(chainId) });
   if (!item) return undefined;
-  const { state, stalledSince, lastError, traceMethod, rpc, recordedAt } = item;
-  return { state, rpc, recordedAt, ...(stalledSince !== undefined ? { stalledSince } : {}), ...(lastError ? { lastError } : {}), ...(traceMethod ? { traceMethod } : {}) };
+  const { state, stalledSince, lastError, traceMethod, rpc, recordedAt, behind } = item;
+  return {
+    state,
+    rpc,
+    recordedAt,
+    ...(stalledSince !== undefined ? { stalledSince } : {}),
+    ...(lastError ? { lastError } : {}),
+    ...(traceMethod ? { traceMethod } : {}),
+    ...(behind ? { behind } : {}),
+  };
 }
 
 export interface TokenMetadata {

@@ -3,7 +3,7 @@ import { GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type At
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { forEachChunk } from './batch';
 import type { Item } from './items';
-import { GSI2, internalTxWebhooksPartition, internalTxIndexMarkKey, type TableKey } from './table';
+import { GSI2, internalTxIndexMarkKey, internalTxWebhooksPartition, WEBHOOK_SORT_KEY_PREFIX, type TableKey } from './table';
 
 /**
  * A move of an earlier layout's items, once per table and marked done (`mark`): what the embedded
@@ -41,10 +41,10 @@ export async function moveOnce(
  */
 export async function indexInternalTxWebhooks(client: DynamoDBClient, table: string, { created }: { created: boolean }): Promise<number> {
   const scan = {
-    FilterExpression: 'begins_with(sk, :webhook) AND attribute_exists(chainId) AND #status = :active AND includeInternalTxs = :true AND attribute_not_exists(gsi2pk)',
+    FilterExpression: 'begins_with(sk, :webhook) AND attribute_exists(chainId) AND #status = :active AND includeInternalTxs = :true AND attribute_not_exists(#gsi2pk)',
     ProjectionExpression: 'pk, sk, chainId',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: marshall({ ':webhook': 'WEBHOOK#', ':active': 'active', ':true': true }),
+    ExpressionAttributeNames: { '#status': 'status', '#gsi2pk': GSI2.partitionKey },
+    ExpressionAttributeValues: marshall({ ':webhook': WEBHOOK_SORT_KEY_PREFIX, ':active': 'active', ':true': true }),
   };
   return moveOnce(client, table, internalTxIndexMarkKey, created, scan, async (item) => {
     await client.send(

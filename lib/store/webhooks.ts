@@ -1,3 +1,4 @@
+import { Conflict } from '../errors';
 import type { WebhookStatus } from '../schemas/fields';
 import type { Deactivation } from '../schemas/stats';
 import type { Webhook } from '../schemas/webhook';
@@ -146,7 +147,8 @@ export async function updateWebhookItem(
       const updated = await updateWebhookItemOnce(account, id, changes, deactivation, expected);
       return updated && toWebhook(updated);
     } catch (error) {
-      if (!(error instanceof WebhookChangedMeanwhile) || attempt >= UPDATE_TRIES) throw error;
+      if (!(error instanceof WebhookChangedMeanwhile)) throw error;
+      if (attempt >= UPDATE_TRIES) throw new Conflict(`Webhook ${id} was changed by other requests while this one changed it; send it again`);
     }
   }
 }
@@ -189,11 +191,11 @@ async function updateWebhookItemOnce(
       assignments.push('deactivation = if_not_exists(deactivation, :deactivation)');
     }
   } else if (status !== undefined || changes.includeInternalTxs !== undefined) {
-    const now = expected!;
-    const partition = webhookGsi2Partition({ chainId: now.chainId, status: status ?? now.status, includeInternalTxs: (changes.includeInternalTxs as boolean | undefined) ?? now.includeInternalTxs });
+    const read = expected!;
+    const partition = webhookGsi2Partition({ chainId: read.chainId, status: status ?? read.status, includeInternalTxs: (changes.includeInternalTxs as boolean | undefined) ?? read.includeInternalTxs });
     names['#status'] = 'status';
-    Object.assign(values, { ':expectedStatus': now.status, ':expectedInternal': now.includeInternalTxs });
-    conditions.push('#status = :expectedStatus', now.includeInternalTxs ? 'includeInternalTxs = :expectedInternal' : '(attribute_not_exists(includeInternalTxs) OR includeInternalTxs = :expectedInternal)');
+    Object.assign(values, { ':expectedStatus': read.status, ':expectedInternal': read.includeInternalTxs });
+    conditions.push('#status = :expectedStatus', read.includeInternalTxs ? 'includeInternalTxs = :expectedInternal' : '(attribute_not_exists(includeInternalTxs) OR includeInternalTxs = :expectedInternal)');
     names['#gsi2pk'] = GSI2.partitionKey;
     if (partition) {
       values[':partition'] = partition;

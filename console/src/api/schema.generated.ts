@@ -87,7 +87,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook
-         * @description Sets the fields given, at least one of `name`, `description`, `url`, `status`, `includeInternalTxs`, `includeLogs` and `metadata.eventSignatures`, and keeps the rest. `chainId` and `eventType` cannot change, and addresses change through `/v1/webhooks/{id}/addresses` (`metadata.addresses` here is a 400). Setting `status` to `active` also sends the messages that waited while the webhook was inactive.
+         * @description Sets the fields given, at least one of `name`, `description`, `url`, `status`, `includeInternalTxs`, `includeLogs` and `metadata.eventSignatures`, and keeps the rest. `chainId` and `eventType` cannot change, and addresses change through `/v1/webhooks/{id}/addresses` (`metadata.addresses` here is a 400). Setting `status` to `active` also sends the messages that waited while the webhook was inactive. A 409 when other requests changed the webhook's status or `includeInternalTxs` all the while this one tried to: send it again.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -1106,7 +1106,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The resource's state does not allow it now: an attempt of the message is under way (retry once its outcome shows in the log), or the key is the account's last one not revoked */
+        /** @description The resource's state does not allow it now: an attempt of the message is under way (retry once its outcome shows in the log), the key is the account's last one not revoked, or other requests kept changing the webhook while this one changed it */
         409: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -1461,6 +1461,7 @@ export interface operations {
             401: components["responses"]["401"];
             403: components["responses"]["403"];
             404: components["responses"]["404"];
+            409: components["responses"]["409"];
             413: components["responses"]["413"];
             415: components["responses"]["415"];
             429: components["responses"]["429"];

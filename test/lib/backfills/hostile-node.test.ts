@@ -1,7 +1,7 @@
 import { createServer as createTcpServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { localLogger } from '../../../infra/local/local-logger';
-import { MIN_RUN_BLOCKS, UNREADABLE_BLOCK_ATTEMPTS } from '../../../lib/backfills/runner';
+import { FIRST_RUN_BLOCKS, UNREADABLE_BLOCK_ATTEMPTS } from '../../../lib/backfills/runner';
 import { QUARANTINE_AFTER_ATTEMPTS } from '../../../lib/chains/follower';
 import { devChainSettings } from '../../../lib/config/chains';
 import { listQuarantinedBlocks } from '../../../lib/store/chains';
@@ -128,9 +128,9 @@ describe('a backfill from a node that prunes the blocks it has not read yet', ()
     ['"missing trie node" for their receipts and traces', 'missing trie node' as const, /^the node could not serve block (\d+): .*missing trie node/],
   ])('answering %s fails with a reason naming the block and why; what it read stays recorded, and its slot is free', async (_, answer, reason) => {
     const to = randomAddress();
-    // Each transfer in a run of blocks of its own (a backfill's first run is MIN_RUN_BLOCKS long, and it starts at
+    // Each transfer in a run of blocks of its own (a backfill's first run is FIRST_RUN_BLOCKS long, and it starts at
     // the first transfer's block below): the node prunes between the two runs.
-    const [read, pruned] = await transfersTo(to, 2, MIN_RUN_BLOCKS + 10);
+    const [read, pruned] = await transfersTo(to, 2, FIRST_RUN_BLOCKS + 10);
     const [readBlock, prunedBlock] = [Number(read.blockNumber), Number(pruned.blockNumber)];
     const { receiver, key, webhook } = await watchedAfter(to, prunedBlock);
     Object.assign(pruning, { read: read.blockHash, horizon: prunedBlock + 1, answer });

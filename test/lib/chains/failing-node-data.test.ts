@@ -13,7 +13,7 @@ import { stepsUntilCaughtUp } from '../../support/follower-steps';
 import { NO_QUEUE } from '../../../lib/deliveries/queue';
 
 // One anvil behind a proxy that fails what a real node may fail on for good; each test follows it under a chain id of its own.
-const CHAIN_IDS = ['31383', '31384', '31385'];
+const CHAIN_IDS = ['31383', '31384', '31385', '31386'];
 const chain = useDevChain('31382');
 useEmbeddedStore({ [FOLLOWED_CHAINS_VARIABLE]: encodeFollowedChains(CHAIN_IDS.map(publicFactsOf)) });
 
@@ -133,5 +133,22 @@ describe('a block whose receipts a node behind does not have, however many times
     faults.receiptsBehindFor.clear();
     await stepsUntilCaughtUp(follower, 30);
     expect((await notified()).map((event) => event.transaction.txHash)).toEqual([behind.transactionHash]);
+  });
+});
+
+describe('a block fetched untraced while the index of webhooks that want traces did not show one yet (eventually consistent on AWS)', () => {
+  test('is fetched again with its traces for a webhook it notifies that asks for internal transactions', async () => {
+    const settings = { ...devChainSettings(CHAIN_IDS.shift()!, proxy.url), firstCheckpoint: undefined };
+    // The index answers "none" for the whole test.
+    const follower = new ChainFollower(settings, silent, NO_QUEUE, undefined, async () => false);
+    await stepsUntilCaughtUp(follower, 30);
+    const address = randomAddress();
+    const notified = await watched(settings.chainId, address, true);
+    const sent = await nextBlock(address, 1n);
+    expect(await stepsUntilCaughtUp(follower, 30)).toEqual([]);
+    const [event] = await notified();
+    expect(event.transaction.txHash).toBe(sent.transactionHash);
+    expect(event.transaction.internalTransactions).toEqual([expect.objectContaining({ internalTxType: 'CALL', value: '1' })]);
+    expect(event.omitted).toBeUndefined();
   });
 });

@@ -59,3 +59,39 @@ test('a follower stuck on a block shows as stalled since the chain went past it,
     await proxy.close();
   }
 }, 40_000);
+
+test("a stall outlives the follower's run: the next run (a Lambda's next minute) goes on counting from when the chain went past the checkpoint", async () => {
+  // The block after the checkpoint is one the node answers `null` for (a node behind on it): every step fails at once, and a run ends when told.
+  let stuckOn: number | undefined;
+  const proxy = await startRpcProxy(chain.rpcUrl(), {
+    answer: (call, fromNode) => (call.method === 'eth_getBlockByNumber' && call.params[1] === true && Number(call.params[0]) === stuckOn ? { ...fromNode, result: null } : fromNode),
+  });
+  const settings = { ...devChainSettings(CHAIN_ID, proxy.url), pollIntervalMs: 50 };
+  const run = (deadline?: number) => {
+    const stop = new AbortController();
+    const options = { leaseMs: 30_000, signal: stop.signal, log: new Logger({ logLevel: 'SILENT' }), queue: NO_QUEUE, stalledAfterMs: 3_000, headPollMs: 100, deadline };
+    return { done: followChain(settings, options), stop: () => stop.abort() };
+  };
+  const first = run();
+  let second: ReturnType<typeof run> | undefined;
+  try {
+    const taken = (await until('the follower is at the head', 10_000, () => getCheckpoint(CHAIN_ID), (checkpoint) => checkpoint !== undefined))!.number;
+    stuckOn = taken + 1;
+    const wentPast = Date.now();
+    await chain.rpc('anvil_mine', ['0x2']);
+    await until('the first run records that it is behind', 10_000, () => getFollowerStatus(CHAIN_ID), (status) => status?.behind !== undefined);
+    // The first run ends before the stall is due, as a Lambda's minute does; the next one starts.
+    first.stop();
+    await first.done;
+    const secondStarted = Date.now();
+    second = run();
+    const stalled = (await until('the next run shows the stall', 10_000, () => getFollowerStatus(CHAIN_ID), (status) => status?.state === 'stalled'))!;
+    expect(stalled.stalledSince).toBeGreaterThanOrEqual(wentPast);
+    expect(stalled.stalledSince).toBeLessThan(secondStarted);
+  } finally {
+    first.stop();
+    second?.stop();
+    await Promise.all([first.done, second?.done]);
+    await proxy.close();
+  }
+}, 40_000);

@@ -196,6 +196,24 @@ describe('tracing', () => {
     }
   });
 
+  test('a node behind, or one whose traces all time out, fails the block (asked again) rather than notify it untraced', async () => {
+    const { number } = await blockWithInternalCall();
+    const behind = await proxy(async (request, forward) => (request.method.startsWith('trace_') ? { jsonrpc: '2.0', id: request.id, result: null } : forward()));
+    const hanging = await proxy(async (request, forward) => {
+      if (request.method === 'trace_block') return { jsonrpc: '2.0', id: request.id, error: { code: -32000, message: 'execution timeout' } };
+      if (request.method !== 'trace_transaction') return forward();
+      await new Promise((resolve) => setTimeout(resolve, 11_000));
+      return { jsonrpc: '2.0', id: request.id, error: { code: -32000, message: 'answered too late' } };
+    });
+    try {
+      await expect(new ChainNode(behind.url, 'trace_block').blockAt(number, { traces: true })).rejects.toBeInstanceOf(LaggingNodeError);
+      await expect(new ChainNode(hanging.url, 'trace_block').blockAt(number, { traces: true })).rejects.toThrow(/took too long/);
+    } finally {
+      behind.close();
+      hanging.close();
+    }
+  }, 30_000);
+
   test('no trace is asked for a block when none is wanted', async () => {
     const { number } = await blockWithInternalCall();
     const node = await proxy(async (_request, forward) => forward());

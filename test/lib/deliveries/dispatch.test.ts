@@ -1,7 +1,7 @@
 import { prepareDelivery } from '../../../lib/deliveries/deliver';
 import { recordNotifications } from '../../../lib/deliveries/messages';
 import { NO_QUEUE, type QueuedDelivery } from '../../../lib/deliveries/queue';
-import { RESUME_SETTLE_MS, runResumeJobs } from '../../../lib/deliveries/resume';
+import { requestResume, RESUME_SETTLE_MS, runResumeJobs } from '../../../lib/deliveries/resume';
 import { deleteExpiredMessages, dueMessages } from '../../../lib/deliveries/sweep';
 import { randomBytes } from 'node:crypto';
 import { verifyNotification } from '../../../lib/deliveries/signing';
@@ -10,6 +10,7 @@ import { tableName } from '../../../lib/store/client';
 import { getItem } from '../../../lib/store/items';
 import { claimMessage, getMessage, MAX_STORED_BODY_BYTES, NotificationTooLarge, parkMessage, rescheduleMessage } from '../../../lib/store/messages';
 import { messageBodyKey, messageKey, resumeJobKey } from '../../../lib/store/table';
+import { updateWebhookItem } from '../../../lib/store/webhooks';
 import { createWebhook, deleteWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, randomAddress, webhookInput } from '../../support/factories';
@@ -186,6 +187,24 @@ it("parks an inactive webhook's message out of the due-time index, and its activ
   }
   expect((await getMessage(late))!.waitingForActivation).toBeUndefined();
   expect(await job()).toBeUndefined();
+});
+
+it('a resume job run before its activation lands finds the webhook inactive yet, and looks again soon: the parked message goes once the webhook is active', async () => {
+  const ref = await recordedMessage();
+  await updateWebhook(ref.account, ref.webhookId, { status: 'inactive' });
+  expect(await prepareDelivery(ref, NO_QUEUE)).toEqual({ kind: 'none' });
+  // The activation's two writes, and a sweep between them.
+  await requestResume(ref.account, ref.webhookId);
+  expect(await runResumeJobs(Date.now() + 5000, NO_QUEUE)).toBe(0);
+  await updateWebhookItem(ref.account, ref.webhookId, { status: 'active' });
+  jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'] });
+  jest.setSystemTime(Date.now() + 1_000);
+  try {
+    expect(await runResumeJobs(Date.now() + 5000, NO_QUEUE)).toBe(1);
+  } finally {
+    jest.useRealTimers();
+  }
+  expect((await getMessage(ref))!.waitingForActivation).toBeUndefined();
 });
 
 describe('the consumer', () => {
