@@ -57,10 +57,20 @@ export function isTransientFault(error: unknown): boolean {
 export function isNodeUnavailable(error: unknown): boolean {
   for (const cause of causes(error)) {
     if (cause instanceof LaggingNodeError || cause instanceof TimeoutError) return true;
-    if (cause instanceof HttpRequestError) return cause.status === undefined || cause.status >= 500 || cause.status === 429;
+    if (cause instanceof HttpRequestError) return isNodeSideHttpFault(cause);
     if (isUnreachable(cause)) return true;
   }
   return false;
+}
+
+/** An HTTP answer that is the node's trouble, not the request's: no status at all, a 5xx, or a 429. */
+function isNodeSideHttpFault({ status }: HttpRequestError): boolean {
+  return status === undefined || status >= 500 || status === 429;
+}
+
+/** A request that got no answer in time (viem's TimeoutError, the node's requests' own included). */
+export function isTimeout(error: unknown): boolean {
+  return causes(error).some((cause) => cause instanceof TimeoutError);
 }
 
 /** JSON-RPC's "limit exceeded" (EIP-1474), which providers answer when a caller goes too fast. */
@@ -75,7 +85,7 @@ export function isNodeFailing(error: unknown): boolean {
   return causes(error).some(
     (cause) =>
       cause instanceof LaggingNodeError ||
-      (cause instanceof HttpRequestError && (cause.status === undefined || cause.status >= 500 || cause.status === 429)) ||
+      (cause instanceof HttpRequestError && isNodeSideHttpFault(cause)) ||
       isUnreachable(cause) ||
       cause.code === LIMIT_EXCEEDED ||
       /rate limit|too many requests/i.test(`${cause.details ?? ''} ${cause.message ?? ''}`),

@@ -5,9 +5,8 @@
  * traced a transaction at a time; a transaction whose trace still cannot be had is `null`: notified
  * without its internal transactions, marked `omitted.internalTransactions` (docs/chain-follower.md).
  */
-import { TimeoutError } from 'viem';
 import type { TraceMethod } from '../config/chains';
-import { causes, isMethodUnserved, isNodeFailing } from './faults';
+import { isMethodUnserved, isNodeFailing, isTimeout } from './faults';
 import type { CallFrame, Hex, RpcBlock, RpcReceipt } from './rpc-types';
 import { callTracer } from './traces-call-tracer';
 import { parityTracer } from './traces-parity';
@@ -102,14 +101,15 @@ async function traceEachTransaction(tracer: BlockTracer, request: TimedRequest, 
           traces[index] = await tracer.traceTransaction(request, block.transactions[index]!.hash, TRANSACTION_TRACE_TIMEOUT_MS);
           [answered, timeoutsInARow] = [true, 0];
         } catch (error) {
-          if (!isTimeout(error)) [answered, timeoutsInARow] = [true, 0];
-          else lastTimeout = error;
-          if (isNodeFailing(error) || (isTimeout(error) && ++timeoutsInARow >= TRANSACTION_TIMEOUTS_HUNG)) {
+          const timedOut = isTimeout(error);
+          if (timedOut) lastTimeout = error;
+          else [answered, timeoutsInARow] = [true, 0];
+          if (isNodeFailing(error) || (timedOut && ++timeoutsInARow >= TRANSACTION_TIMEOUTS_HUNG)) {
             stopped = true;
             throw error;
           }
           // A trace that took too long takes as long again: tried once.
-          if (isTimeout(error)) break;
+          if (timedOut) break;
         }
       }
     }
@@ -117,5 +117,3 @@ async function traceEachTransaction(tracer: BlockTracer, request: TimedRequest, 
   await Promise.all(Array.from({ length: Math.min(TRANSACTION_TRACES_IN_PARALLEL, missing.length) }, worker));
   if (!answered && lastTimeout) throw lastTimeout;
 }
-
-const isTimeout = (error: unknown) => causes(error).some((cause) => cause instanceof TimeoutError);
