@@ -11,10 +11,12 @@ module.exports = {
     ],
   },
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
-  setupFiles: ['<rootDir>/test/support/env.ts'],
+  setupFiles: ['<rootDir>/test/support/env.ts', '<rootDir>/test/support/record-aws-calls.ts'],
   // The console built from its current sources before any test file runs: the tests that serve it and
   // the stack tests that upload it need console/dist. (console/ itself is outside roots: tsc -p console
-  // checks its code, test/browser drives it.)
-  globalSetup: '<rootDir>/test/support/console-built.ts',
+  // checks its code, test/browser drives it.) And the AWS calls the tests record held against the
+  // stack's grants once they have run (test/support/aws-calls.ts).
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30000,
 };

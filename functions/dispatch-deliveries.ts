@@ -3,8 +3,10 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { consumeDeliveries } from '../lib/deliveries/consumer';
 import { deliveryQueueSender } from '../lib/deliveries/sqs-queue';
 import { lambdaContextInLogs } from '../lib/logger';
+import { BACKGROUND_FUNCTIONS, entryPoint } from '../lib/entry-point';
 
 /** The delivery queue's consumer on AWS: the event source mapping hands it a batch, and deletes the records it does not return. */
-export const handler = middy(async (event: SQSEvent): Promise<SQSBatchResponse> => consumeDeliveries(event.Records, { queue: deliveryQueueSender() })).use(
-  lambdaContextInLogs(),
+export const handler = entryPoint(
+  BACKGROUND_FUNCTIONS.dispatchDeliveries,
+  middy(async (event: SQSEvent): Promise<SQSBatchResponse> => consumeDeliveries(event.Records, { queue: deliveryQueueSender() })).use(lambdaContextInLogs()),
 );

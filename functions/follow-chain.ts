@@ -14,6 +14,7 @@ import {
 } from '../lib/config/chains';
 import { runtimeConfig } from '../lib/config/runtime';
 import { lambdaContextInLogs, logger } from '../lib/logger';
+import { BACKGROUND_FUNCTIONS, entryPoint } from '../lib/entry-point';
 
 /** Time left for the lease's release and the metrics' flush after the last step. */
 const MARGIN_MS = 5_000;
@@ -25,7 +26,7 @@ const metrics = new Metrics({ namespace: CHAIN_METRICS_NAMESPACE, serviceName: C
  * timeout, holding the chain's lease, so that the next run takes over where this one stopped. A run
  * that starts while another holds the lease waits for it and stops at its own deadline.
  */
-export const handler = middy(async (_event: unknown, context: Context) => {
+export const handler = entryPoint(BACKGROUND_FUNCTIONS.followChain, middy(async (_event: unknown, context: Context) => {
   const chain = await followedChainOnce();
   const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
   let publishedAt = 0;
@@ -57,4 +58,4 @@ export const handler = middy(async (_event: unknown, context: Context) => {
       publish(() => metrics.addMetric(CHAIN_STALLED_METRIC, MetricUnit.Seconds, stalledSince === undefined ? 0 : Math.round((recordedAt - stalledSince) / 1000)));
     },
   });
-}).use(lambdaContextInLogs());
+}).use(lambdaContextInLogs()));

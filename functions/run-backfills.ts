@@ -6,6 +6,7 @@ import { runtimeConfig } from '../lib/config/runtime';
 import { deliveryQueueSender } from '../lib/deliveries/sqs-queue';
 import { lambdaContextInLogs, logger } from '../lib/logger';
 import { runningBackfillsOfChain } from '../lib/store/backfills';
+import { BACKGROUND_FUNCTIONS, entryPoint } from '../lib/entry-point';
 
 /**
  * Time left after the deadline for the backfills under way to finish their run of blocks, then give
@@ -22,7 +23,7 @@ const MARGIN_MS = 30_000;
  * one stopped. With no backfill running it ends at once: a backfill started meanwhile waits for the
  * next minute's run, and an idle chain costs one query a minute, not a function waiting all minute.
  */
-export const handler = middy(async (_event: unknown, context: Context) => {
+export const handler = entryPoint(BACKGROUND_FUNCTIONS.runBackfills, middy(async (_event: unknown, context: Context) => {
   const chain = await followedChainOnce();
   if ((await runningBackfillsOfChain(chain.chainId, 1)).length === 0) return;
   await runBackfills(chain, {
@@ -32,4 +33,4 @@ export const handler = middy(async (_event: unknown, context: Context) => {
     log: logger,
     queue: deliveryQueueSender(),
   });
-}).use(lambdaContextInLogs());
+}).use(lambdaContextInLogs()));

@@ -4,6 +4,7 @@ import { runResumeJobs } from '../lib/deliveries/resume';
 import { deliveryQueueSender } from '../lib/deliveries/sqs-queue';
 import { dueMessages } from '../lib/deliveries/sweep';
 import { lambdaContextInLogs, logger } from '../lib/logger';
+import { BACKGROUND_FUNCTIONS, entryPoint } from '../lib/entry-point';
 
 const MARGIN_MS = 10_000;
 const LIMIT_PER_SHARD = 1_000;
@@ -14,7 +15,7 @@ const LIMIT_PER_SHARD = 1_000;
  * delay, a lost queue message, an attempt whose process died), pass after pass until none is left
  * or the invocation's time is nearly up.
  */
-export const handler = middy(async (_event: unknown, context: Context) => {
+export const handler = entryPoint(BACKGROUND_FUNCTIONS.sweepDeliveries, middy(async (_event: unknown, context: Context) => {
   const deadline = Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS;
   const queue = deliveryQueueSender();
   let queued = await runResumeJobs(deadline, queue);
@@ -27,4 +28,4 @@ export const handler = middy(async (_event: unknown, context: Context) => {
   } while (Date.now() < deadline);
   if (queued > 0) logger.info('due messages queued', { queued });
   return { queued };
-}).use(lambdaContextInLogs());
+}).use(lambdaContextInLogs()));

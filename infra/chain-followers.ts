@@ -21,6 +21,7 @@ import {
   KNOWN_CHAINS,
 } from '../lib/config/chains';
 import type { StageSettings } from '../lib/config/stages';
+import { chainFunctionName } from '../lib/entry-point';
 import type { TableAction } from '../lib/routes';
 
 /**
@@ -88,9 +89,9 @@ export function addChainFollowers(stack: Stack, { stage, operationFunction, reso
       secretStringValue: SecretValue.unsafePlainText(KNOWN_CHAINS[chainId]!.publicRpcUrl),
       removalPolicy,
     });
-    const follower = operationFunction(`followChain${chainId}`, FOLLOW_CHAIN);
-    const quarantine = operationFunction(`quarantinedBlocks${chainId}`, QUARANTINED_BLOCKS);
-    const backfills = operationFunction(`runBackfills${chainId}`, RUN_BACKFILLS);
+    const follower = operationFunction(chainFunctionName('followChain', chainId), FOLLOW_CHAIN);
+    const quarantine = operationFunction(chainFunctionName('quarantinedBlocks', chainId), QUARANTINED_BLOCKS);
+    const backfills = operationFunction(chainFunctionName('runBackfills', chainId), RUN_BACKFILLS);
     for (const fn of [follower, quarantine, backfills]) {
       fn.addEnvironment('CHAIN_ID', chainId).addEnvironment('CHAIN_RPC_URL_SECRET_ARN', rpcUrl.secretArn);
       // GetSecretValue alone: grantRead adds DescribeSecret, which the code never sends.

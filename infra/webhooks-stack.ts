@@ -14,6 +14,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { usagePlanNameVariable } from '../lib/config/runtime';
+import { BACKGROUND_FUNCTIONS } from '../lib/entry-point';
 import type { StageSettings, UsagePlanName } from '../lib/config/stages';
 import { CONSUMER_BATCH_SIZE, consumerBatches, consumerTimeoutSeconds, MAX_QUEUE_DELAY_SECONDS, MAX_QUEUE_RECEIVES, queueVisibilitySeconds } from '../lib/deliveries/queue';
 import { errorBody, methodNotAllowedMessage } from '../lib/errors';
@@ -249,13 +250,13 @@ export class WebhooksStack extends Stack {
       schedule: events.Schedule.rate(Duration.minutes(1)),
       targets: [
         new targets.LambdaFunction(
-          operationFunction('maintainAddresses', { ...MAINTENANCE, timeoutSeconds: stage.maintenanceTimeoutSeconds }),
+          operationFunction(BACKGROUND_FUNCTIONS.maintainAddresses, { ...MAINTENANCE, timeoutSeconds: stage.maintenanceTimeoutSeconds }),
         ),
       ],
     });
 
     // Without a VPC: the dispatcher reaches receivers on the internet directly.
-    const dispatcher = operationFunction('dispatchDeliveries', { ...DELIVERY_DISPATCH, timeoutSeconds: dispatchTimeoutSeconds });
+    const dispatcher = operationFunction(BACKGROUND_FUNCTIONS.dispatchDeliveries, { ...DELIVERY_DISPATCH, timeoutSeconds: dispatchTimeoutSeconds });
     dispatcher.addEventSource(
       new SqsEventSource(deliveryQueue, {
         batchSize: DELIVERY_DISPATCH.batchSize,
@@ -273,7 +274,7 @@ export class WebhooksStack extends Stack {
       ruleName: resourceName('delivery-sweep'),
       description: 'Queues pending messages that no queue message brought to an attempt',
       schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(operationFunction('sweepDeliveries', DELIVERY_SWEEP))],
+      targets: [new targets.LambdaFunction(operationFunction(BACKGROUND_FUNCTIONS.sweepDeliveries, DELIVERY_SWEEP))],
     });
     new cloudwatch.Alarm(this, 'DeliveryDeadLetters', {
       alarmName: resourceName('delivery-dead-letters'),
@@ -296,7 +297,7 @@ export class WebhooksStack extends Stack {
 
     addChainFollowers(this, { stage, operationFunction, resourceName, removalPolicy });
 
-    const authorizerFunction = operationFunction('authorizer', AUTHORIZER);
+    const authorizerFunction = operationFunction(BACKGROUND_FUNCTIONS.authorizer, AUTHORIZER);
     authorizerFunction.addToRolePolicy(authorizerKeyUseWrite(this.table.tableArn));
     const authorizer = new apigateway.RequestAuthorizer(this, 'ApiKeyAuthorizer', {
       authorizerName: resourceName('api-key'),

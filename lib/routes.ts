@@ -142,8 +142,9 @@ export const routes = {
     pathParameters: noParameters,
     body: createWebhookBody,
     response: webhook,
-    // Beside its writes, the account's usage item: counted (UpdateItem), read and created (GetItem, Query, PutItem), leftovers checked (BatchGetItem).
-    tableActions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'],
+    // Beside its writes, the account's usage item: counted (UpdateItem), read and created (GetItem, Query, PutItem), leftovers checked (BatchGetItem);
+    // the address change recorded when DynamoDB leaves writes unprocessed, deleted once they are written (DeleteItem).
+    tableActions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:DeleteItem'],
   }),
   getWebhook: route({
     operationId: 'getWebhook',

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { runtimeConfig } from '../../lib/config/runtime';
+import { asEntryPoint, BACKGROUND_FUNCTIONS } from '../../lib/entry-point';
 import { consumeDeliveries } from '../../lib/deliveries/consumer';
 import { CONSUMER_BATCH_SIZE, consumerBatches, type DeliveryQueue } from '../../lib/deliveries/queue';
 import { runResumeJobs } from '../../lib/deliveries/resume';
@@ -48,7 +49,7 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
       try {
         const records = await queue.receive(CONSUMER_BATCH_SIZE, POLL_WAIT_SECONDS, stopping.signal);
         if (records.length === 0) continue;
-        const { batchItemFailures } = await consumeDeliveries(records, { queue, log: attemptLog });
+        const { batchItemFailures } = await asEntryPoint(BACKGROUND_FUNCTIONS.dispatchDeliveries, () => consumeDeliveries(records, { queue, log: attemptLog }));
         const failed = new Set(batchItemFailures.map(({ itemIdentifier }) => itemIdentifier));
         await queue.acknowledge(records.filter((record) => !failed.has(record.messageId)));
       } catch (error) {
@@ -60,8 +61,9 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
   let sweeping: Promise<void> = Promise.resolve();
   let expiring: Promise<void> = Promise.resolve();
   const sweep = () => {
-    sweeping = Promise.all([dueMessages(Date.now(), SWEEP_LIMIT_PER_SHARD), runResumeJobs(Date.now() + SWEEP_MS, queue)])
-      .then(([due]) => queue.send(due.map((ref) => ({ ...ref, at: Date.now() }))))
+    sweeping = asEntryPoint(BACKGROUND_FUNCTIONS.sweepDeliveries, () =>
+      Promise.all([dueMessages(Date.now(), SWEEP_LIMIT_PER_SHARD), runResumeJobs(Date.now() + SWEEP_MS, queue)]).then(([due]) => queue.send(due.map((ref) => ({ ...ref, at: Date.now() })))),
+    )
       .catch((error) => logger.warn('delivery sweep failed', { error: (error as Error).message }))
       .finally(() => later(sweep, SWEEP_MS));
   };

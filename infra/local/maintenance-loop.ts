@@ -1,4 +1,5 @@
 import { runAddressMaintenance } from '../../lib/addresses/maintenance';
+import { asEntryPoint, BACKGROUND_FUNCTIONS } from '../../lib/entry-point';
 import { localLogger as logger } from './local-logger';
 
 /** A pass's time budget, short so that stopping never waits long, and the pause after a pass that left nothing to go on with. */
@@ -22,7 +23,7 @@ export function startMaintenanceLoop(): MaintenanceLoop {
   const run = async () => {
     let unfinished = false;
     try {
-      const result = await runAddressMaintenance(Date.now() + PASS_MS);
+      const result = await asEntryPoint(BACKGROUND_FUNCTIONS.maintainAddresses, () => runAddressMaintenance(Date.now() + PASS_MS));
       unfinished = result.unfinished;
       if (result.changesCompleted + result.purgesFinished > 0) {
         logger.info('address maintenance', { changesCompleted: result.changesCompleted, purgesFinished: result.purgesFinished });

@@ -27,9 +27,12 @@ import { TokenMetadataCache } from './tokens';
 export const CATCH_UP_BATCH = 50;
 /**
  * Transactions a run of blocks holds, about: their receipts and traces are in memory together, and a
- * run is recorded whole before the checkpoint moves. On a chain of full blocks, a run is one block.
+ * run is recorded whole before the checkpoint moves, while the next run is fetched. Small enough that
+ * recording one run and fetching the next overlap at a block's grain on a busy chain (a run is one
+ * block of 300 transactions or more), large enough that a run's few fixed requests (the checkpoint,
+ * the trace and inactive-webhook queries) stay small beside its matching and recording.
  */
-const RUN_TRANSACTIONS = 2_000;
+const RUN_TRANSACTIONS = 500;
 
 /** The next run's length, from the transactions per block of the last run: between 1 and `max` blocks. */
 export function blocksPerRun(last: BlockData[], max: number): number {
@@ -275,14 +278,28 @@ export class ChainFollower {
    * marked with its id and recorded in block order, none after one that fails.
    */
   async take(taken: BlockData[], onlyWebhooks?: ReadonlySet<string>, backfill?: { backfillId: string }): Promise<number> {
+    // The watchers the matcher read are saved for next time beside the recording, and awaited with it.
+    const saves: Promise<void>[] = [];
+    try {
+      return await this.record(taken, saves, onlyWebhooks, backfill);
+    } finally {
+      await Promise.all(saves);
+    }
+  }
+
+  private async record(taken: BlockData[], saves: Promise<void>[], onlyWebhooks?: ReadonlySet<string>, backfill?: { backfillId: string }): Promise<number> {
     let blocks = taken;
-    let { matches } = await matchBlocks(this.chain.chainId, blocks);
+    let { matches, saved } = await matchBlocks(this.chain.chainId, blocks);
+    saves.push(saved);
     // Fetched untraced while the index of webhooks that want traces (eventually consistent on AWS)
     // did not show one yet: a block that notifies one is fetched again with its traces, and matched again.
     const untraced = blocks.flatMap((data, index) => (!data.traces && matches[index]!.some(({ webhook }) => webhook.includeInternalTxs) ? [index] : []));
     if (untraced.length > 0) {
       blocks = await this.blocks.withTraces(blocks, untraced);
-      if (blocks !== taken) ({ matches } = await matchBlocks(this.chain.chainId, blocks));
+      if (blocks !== taken) {
+        ({ matches, saved } = await matchBlocks(this.chain.chainId, blocks));
+        saves.push(saved);
+      }
     }
     const work = matches.flatMap((blockMatches, index) =>
       blockMatches.filter((match) => !onlyWebhooks || onlyWebhooks.has(match.webhook.id)).map((match) => ({ data: blocks[index]!, match })),

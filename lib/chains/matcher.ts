@@ -33,6 +33,8 @@ export interface BlockMatches {
   matches: WebhookMatch[][];
   /** Store reads the blocks cost: the benchmark's figure. */
   reads: number;
+  /** Settles once the watchers read are saved for next time (findActiveWatchers): awaited before the caller's work ends. */
+  saved: Promise<void>;
 }
 
 /**
@@ -41,13 +43,13 @@ export interface BlockMatches {
  */
 export async function matchBlocks(chainId: string, blocks: BlockData[]): Promise<BlockMatches> {
   const touches = blocks.map((data) => data.block.transactions.map((_, index) => touchesOf(data, index)));
-  const none = { matches: blocks.map(() => []), reads: 0 };
+  const none = { matches: blocks.map(() => []), reads: 0, saved: Promise.resolve() };
   const addresses = new Set<string>();
   for (const block of touches) for (const touched of block) for (const address of touched.keys()) addresses.add(address);
   if (addresses.size === 0) return none;
   const watchers = await findActiveWatchers(chainId, [...addresses]);
   let reads = watchers.reads.batchGets + watchers.reads.watcherQueries + watchers.reads.inactiveQueries;
-  if (watchers.matches.size === 0) return { ...none, reads };
+  if (watchers.matches.size === 0) return { ...none, reads, saved: watchers.saved };
 
   const webhooks = await activeWebhooks(chainId, [...new Set([...watchers.matches.values()].flat())]);
   reads += webhooks.reads;
@@ -68,7 +70,7 @@ export async function matchBlocks(chainId: string, blocks: BlockData[]): Promise
     });
     return [...byWebhook.values()];
   });
-  return { matches, reads };
+  return { matches, reads, saved: watchers.saved };
 }
 
 /**

@@ -79,7 +79,6 @@ const ENVELOPE_SPARE_BYTES = 1024;
  */
 const RECORDING_RUN = 25;
 const RUNS_RECORDED_IN_PARALLEL = 3;
-const STATES_RECORDED_IN_PARALLEL = 8;
 
 /** One webhook's notifications to record. */
 export interface WebhookNotifications {
@@ -158,7 +157,7 @@ export async function recordWebhooksNotifications(webhooks: WebhookNotifications
     if (inOrder) {
       for (let position = 0; position < made.length && errors.every((error) => error === undefined); position += 1) await putState(position);
     } else {
-      await forEachChunk([...made.keys()], 1, STATES_RECORDED_IN_PARALLEL, async ([position]) => putState(position!));
+      await Promise.all([...made.keys()].map(putState));
     }
     await queue.send(recorded);
   };

@@ -1,6 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type * as z from '../schemas/zod';
+import { entryPoint } from '../entry-point';
 import { Unauthorized } from '../errors';
 import { lambdaContextInLogs } from '../logger';
 import type { Route } from '../routes';
@@ -28,13 +29,14 @@ type ApiEvent<R extends Route> = APIGatewayProxyEvent & { input: OperationInput<
  * caller can quote it and we can find the log line.
  */
 export function api<R extends Route>(route: R, operation: (input: OperationInput<R>) => Promise<z.output<R['response']>>) {
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(lambdaContextInLogs())
-    .use(errorResponses())
-    .use(validatedInput(route))
-    .handler(async (event) =>
-      jsonResponse(route.successStatus, await operation((event as ApiEvent<R>).input), requestIdHeader(event)),
-    );
+  return entryPoint(
+    route.operationId,
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+      .use(lambdaContextInLogs())
+      .use(errorResponses())
+      .use(validatedInput(route))
+      .handler(async (event) => jsonResponse(route.successStatus, await operation((event as ApiEvent<R>).input), requestIdHeader(event))),
+  );
 }
 
 type ApiMiddleware = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;

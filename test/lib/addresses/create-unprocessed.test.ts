@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { startEmbeddedDynamoDb, ensureTable, type EmbeddedDynamoDb } from '../../../infra/local/embedded-dynamodb';
 import { runAddressMaintenance } from '../../../lib/addresses/maintenance';
+import { asEntryPoint, BACKGROUND_FUNCTIONS } from '../../../lib/entry-point';
+import { routes } from '../../../lib/routes';
 import { findActiveWatchers } from '../../../lib/addresses/watchers';
 import { createAccountUsage } from '../../../lib/store/account-usage';
 import { getAddressChange } from '../../../lib/store/addresses';
@@ -93,6 +95,9 @@ const input = (address: string) => ({
   includeLogs: false,
 });
 
+/** The creation as POST /v1/webhooks's function makes it: the calls of this path, taken only under throttling, are held against its grant (test/support/aws-calls.ts). */
+const createdAsTheFunction = (account: string, address: string) => asEntryPoint(routes.createWebhook.operationId, () => createWebhook(account, input(address)));
+
 describe('creating a webhook when DynamoDB leaves its heads unprocessed', () => {
   it('records the creation as a change before sending them again, and deletes the record once they are written', async () => {
     const account = randomAccount();
@@ -100,7 +105,7 @@ describe('creating a webhook when DynamoDB leaves its heads unprocessed', () => 
     await createAccountUsage(account);
     unprocessed = 'once';
     targets.length = 0;
-    const webhook = await createWebhook(account, input(address));
+    const webhook = await createdAsTheFunction(account, address);
     // The webhook's slot in its account's usage first (docs/limits.md).
     expect(targets).toEqual(['UpdateItem', 'BatchWriteItem', 'BatchWriteItem', 'PutItem', 'BatchWriteItem', 'DeleteItem']);
     expect((await headsOf('43114', [address])).has(address)).toBe(true);
@@ -112,7 +117,7 @@ describe('creating a webhook when DynamoDB leaves its heads unprocessed', () => 
     const account = randomAccount();
     const address = `0x${randomBytes(20).toString('hex')}`;
     unprocessed = 'always';
-    await expect(createWebhook(account, input(address))).rejects.toMatchObject({ statusCode: 503 });
+    await expect(createdAsTheFunction(account, address)).rejects.toMatchObject({ statusCode: 503 });
     unprocessed = 'none';
     // The webhook's item went through; its head did not: the matcher would miss the address.
     const [change] = await Promise.all([getAddressChange(account, (await lastWebhookOf(account)).id)]);
@@ -120,7 +125,7 @@ describe('creating a webhook when DynamoDB leaves its heads unprocessed', () => 
     expect((await headsOf('43114', [address])).has(address)).toBe(false);
 
     await new Promise((resolve) => setTimeout(resolve, 2_100)); // two leases: the sweep's wait
-    expect(await runAddressMaintenance(Date.now() + 5_000)).toMatchObject({ changesCompleted: 1 });
+    expect(await asEntryPoint(BACKGROUND_FUNCTIONS.maintainAddresses, () => runAddressMaintenance(Date.now() + 5_000))).toMatchObject({ changesCompleted: 1 });
     expect((await headsOf('43114', [address])).has(address)).toBe(true);
     expect(await getAddressChange(account, change!.webhookId)).toBeUndefined();
     expect((await getWebhook(account, change!.webhookId)).metadata.addresses).toEqual([address]);

@@ -31,7 +31,7 @@ describe('permanent deletion of a webhook with 5000 addresses', () => {
     const other = await createWatchingWebhook(otherAccount, CHAIN, [shared, ownOfOther]);
     // The shared head holds both as saved watchers: the purge must void that copy.
     await rewriteHeads(CHAIN, [shared]);
-    await findActiveWatchers(CHAIN, [shared]);
+    await (await findActiveWatchers(CHAIN, [shared])).saved;
     expect((await headsOf(CHAIN, [shared])).get(shared)?.watchers).toBeDefined();
     expect(itemsNaming(await scanTable(), deleted.id).length).toBe(2 + 5000 + 5000); // webhook, pointer, addresses, watchers
 

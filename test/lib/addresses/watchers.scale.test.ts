@@ -20,8 +20,9 @@ describe('findActiveWatchers', () => {
     for (const address of watched) expect(ids(first.matches.get(address))).toEqual([webhook.id]);
 
     // Saved watchers: the same lookup then costs only the batch gets and the inactive query.
+    await first.saved;
     await rewriteHeads(chain, watched);
-    await findActiveWatchers(chain, asked);
+    await (await findActiveWatchers(chain, asked)).saved;
     const saved = await findActiveWatchers(chain, asked);
     expect(saved.reads).toEqual({ batchGets: 50, watcherQueries: 0, inactiveQueries: 1 });
     expect(saved.matches.size).toBe(100);
@@ -51,8 +52,9 @@ describe('findActiveWatchers', () => {
     expect(ids(queried.matches.get(address))).toEqual(expected);
     expect(queried.reads.watcherQueries).toBeGreaterThanOrEqual(1);
 
+    await queried.saved;
     await rewriteHeads(chain, [address]);
-    await findActiveWatchers(chain, [address]);
+    await (await findActiveWatchers(chain, [address])).saved;
     const saved = await findActiveWatchers(chain, [address, other]);
     expect(saved.reads.watcherQueries).toBe(1); // only `other`, whose head was not aged
     expect(ids(saved.matches.get(address))).toEqual(expected);

@@ -50,12 +50,14 @@ describe('findActiveWatchers', () => {
     expect(ids(fresh.matches.get(both))).toEqual([active.id]);
     expect(fresh.matches.has(inactiveOnly)).toBe(false);
     expect(fresh.reads.watcherQueries).toBe(2);
+    await fresh.saved;
 
     // Heads just rewritten: the first lookup queries and saves the watchers, the next reads only the heads.
     await rewriteHeads(chain, [both, inactiveOnly]);
     const saving = await findActiveWatchers(chain, [both, inactiveOnly]);
     expect(saving.reads.watcherQueries).toBe(2);
     expect(ids(saving.matches.get(both))).toEqual([active.id]);
+    await saving.saved;
 
     const saved = await findActiveWatchers(chain, [both, inactiveOnly]);
     expect(saved.reads).toEqual({ batchGets: 1, watcherQueries: 0, inactiveQueries: 1 });
@@ -85,14 +87,15 @@ describe('findActiveWatchers', () => {
     const webhook = await createWatchingWebhook(account, chain, [removed, kept, removedSaved]);
     // One of them has its watchers saved in its head before the removal: the removal must void them.
     await rewriteHeads(chain, [removedSaved]);
-    await findActiveWatchers(chain, [removedSaved]);
+    await (await findActiveWatchers(chain, [removedSaved])).saved;
     expect((await headsOf(chain, [removedSaved])).get(removedSaved)?.watchers).toBeDefined();
     expect(ids((await findActiveWatchers(chain, [removedSaved])).matches.get(removedSaved))).toEqual([webhook.id]);
 
     await removeAddresses(account, webhook.id, { addresses: [removed, removedSaved] });
     expect([...(await headsOf(chain, [removed, removedSaved])).keys()].sort()).toEqual([removed, removedSaved].sort()); // still there until a lookup
 
-    const { matches } = await findActiveWatchers(chain, [removed, kept, removedSaved]);
+    const { matches, saved } = await findActiveWatchers(chain, [removed, kept, removedSaved]);
+    await saved;
     expect([...matches.keys()]).toEqual([kept]);
     expect([...(await headsOf(chain, [removed, kept, removedSaved])).keys()]).toEqual([kept]);
 
@@ -108,7 +111,7 @@ describe('findActiveWatchers', () => {
     const leaving = await createWatchingWebhook(account, chain, [address]);
     const staying = await createWatchingWebhook(account, chain, [address]);
     await rewriteHeads(chain, [address]);
-    await findActiveWatchers(chain, [address]); // saves both
+    await (await findActiveWatchers(chain, [address])).saved; // saves both
 
     await removeAddresses(account, leaving.id, { addresses: [address] });
     const { matches } = await findActiveWatchers(chain, [address]);
