@@ -6,8 +6,6 @@
  */
 import { Duration, SecretValue, type RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -23,6 +21,7 @@ import {
 import type { StageSettings } from '../lib/config/stages';
 import { chainFunctionName } from '../lib/entry-point';
 import type { TableAction } from '../lib/routes';
+import { everyMinute } from './every-minute';
 
 /**
  * A chain's follower: reads the chain's checkpoint, lease and token metadata, the address index
@@ -97,18 +96,18 @@ export function addChainFollowers(stack: Stack, { stage, operationFunction, reso
       // GetSecretValue alone: grantRead adds DescribeSecret, which the code never sends.
       fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [rpcUrl.secretArn] }));
     }
-    new events.Rule(stack, `Chain${chainId}FollowerSchedule`, {
-      ruleName: resourceName(`follow-chain-${chainId}`),
-      description: `Follows chain ${chainId} and records the notifications of its blocks`,
-      schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(follower)],
-    });
-    new events.Rule(stack, `Chain${chainId}BackfillSchedule`, {
-      ruleName: resourceName(`run-backfills-${chainId}`),
-      description: `Runs the backfills of chain ${chainId}: past blocks' notifications for the webhooks that asked`,
-      schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(backfills)],
-    });
+    everyMinute(
+      stack,
+      `Chain${chainId}FollowerSchedule`,
+      { ruleName: resourceName(`follow-chain-${chainId}`), description: `Follows chain ${chainId} and records the notifications of its blocks` },
+      follower,
+    );
+    everyMinute(
+      stack,
+      `Chain${chainId}BackfillSchedule`,
+      { ruleName: resourceName(`run-backfills-${chainId}`), description: `Runs the backfills of chain ${chainId}: past blocks' notifications for the webhooks that asked` },
+      backfills,
+    );
     new cloudwatch.Alarm(stack, `Chain${chainId}Lag`, {
       alarmName: resourceName(`chain-${chainId}-lag`),
       alarmDescription: `The follower of chain ${chainId} is more than ${CHAIN_LAG_ALARM_BLOCKS} blocks behind the head, or not reporting`,

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -39,7 +39,11 @@ export class ConsoleHosting extends Construct {
       encryption: s3.BucketEncryption.S3_MANAGED,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
     });
+    // CloudFront's names are global to the account: the region in them lets one stage deploy to two regions.
+    const { stackName, region } = Stack.of(this);
+    const cloudFrontName = (suffix: string) => `${stackName}-${region}-${suffix}`;
     const headers = new cloudfront.ResponseHeadersPolicy(this, 'Headers', {
+      responseHeadersPolicyName: cloudFrontName('console-headers'),
       comment: 'The console headers of infra/console-headers.ts, and HSTS',
       securityHeadersBehavior: {
         contentSecurityPolicy: { contentSecurityPolicy: CONSOLE_SECURITY_HEADERS['Content-Security-Policy'], override: true },
@@ -59,6 +63,7 @@ export class ConsoleHosting extends Construct {
     });
     // Only what the API reads: a viewer's cookies and other headers never reach it (nor Host, which API Gateway routes by).
     const apiRequest = new cloudfront.OriginRequestPolicy(this, 'ApiRequest', {
+      originRequestPolicyName: cloudFrontName('api-request'),
       comment: 'What the webhooks API reads: its key header, content-type and the query string',
       headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList(...API_REQUEST_HEADERS),
       queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
@@ -76,7 +81,9 @@ export class ConsoleHosting extends Construct {
       comment: 'The webhooks console and its API',
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       defaultBehavior: {
-        origin: origins.S3BucketOrigin.withOriginAccessControl(bucket),
+        origin: origins.S3BucketOrigin.withOriginAccessControl(bucket, {
+          originAccessControl: new cloudfront.S3OriginAccessControl(this, 'OriginAccess', { originAccessControlName: cloudFrontName('console') }),
+        }),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
         cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,

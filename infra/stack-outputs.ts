@@ -7,5 +7,6 @@ export const STACK_OUTPUTS = {
   apiUrl: 'ApiUrl',
   consoleUrl: 'ConsoleUrl',
   tableName: 'TableName',
+  alarmTopicArn: 'AlarmTopicArn',
   usagePlanId: (plan: UsagePlanName) => `UsagePlanId${plan[0]!.toUpperCase()}${plan.slice(1)}`,
 } as const;

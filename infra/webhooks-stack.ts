@@ -2,15 +2,16 @@ import path from 'node:path';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { usagePlanNameVariable } from '../lib/config/runtime';
@@ -24,7 +25,8 @@ import { STAGE_TAG } from '../lib/keys/gateway-keys';
 import { HEALTH_CHECK, routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
 import { apiKeyKey, EXPIRES_AT_ATTRIBUTE, GSI1, GSI2, GSI3, TABLE_KEYS, tableDefinition } from '../lib/store/table';
 import { addApiRateLimit } from './api-rate-limit';
-import { LAMBDA_BUNDLING } from './bundling';
+import { LAMBDA_BUNDLING, LAMBDA_RUNTIME } from './bundling';
+import { everyMinute } from './every-minute';
 import { addChainFollowers } from './chain-followers';
 import { ConsoleHosting } from './console-hosting';
 import { CONSOLE_DIST } from './console-build';
@@ -115,6 +117,8 @@ const EXTRA_METHODS = ['PUT'] as const;
 
 export interface WebhooksStackProps extends StackProps {
   stage: StageSettings;
+  /** Subscribed to the stage's alarm topic (`-c alarmEmail=`): AWS asks it to confirm first. */
+  alarmEmail?: string;
 }
 
 /**
@@ -192,7 +196,7 @@ export class WebhooksStack extends Stack {
         handler: 'handler',
         projectRoot: PROJECT_ROOT,
         depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
-        runtime: lambda.Runtime.NODEJS_22_X,
+        runtime: LAMBDA_RUNTIME,
         architecture: lambda.Architecture.ARM_64,
         memorySize: stage.lambdaMemoryMb,
         timeout: Duration.seconds(timeoutSeconds),
@@ -205,6 +209,8 @@ export class WebhooksStack extends Stack {
         environment: {
           STAGE: stage.name,
           TABLE_NAME: this.table.tableName,
+          // A stack trace names the source's files and lines, not the minified bundle's.
+          NODE_OPTIONS: '--enable-source-maps',
           POWERTOOLS_SERVICE_NAME: 'webhooks',
           POWERTOOLS_LOG_LEVEL: stage.production ? 'INFO' : 'DEBUG',
           ...(usesPageTokens ? { PAGE_TOKEN_SECRET_ARN: pageTokenSecret.secretArn } : {}),
@@ -244,16 +250,12 @@ export class WebhooksStack extends Stack {
 
     // Once a minute; each run works until shortly before its timeout. Overlapping runs are safe: every
     // change and purge they take up is held by a lease in the table.
-    new events.Rule(this, 'MaintenanceSchedule', {
-      ruleName: resourceName('maintenance'),
-      description: 'Completes interrupted address changes and purges deleted webhooks',
-      schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [
-        new targets.LambdaFunction(
-          operationFunction(BACKGROUND_FUNCTIONS.maintainAddresses, { ...MAINTENANCE, timeoutSeconds: stage.maintenanceTimeoutSeconds }),
-        ),
-      ],
-    });
+    everyMinute(
+      this,
+      'MaintenanceSchedule',
+      { ruleName: resourceName('maintenance'), description: 'Completes interrupted address changes and purges deleted webhooks' },
+      operationFunction(BACKGROUND_FUNCTIONS.maintainAddresses, { ...MAINTENANCE, timeoutSeconds: stage.maintenanceTimeoutSeconds }),
+    );
 
     // Without a VPC: the dispatcher reaches receivers on the internet directly.
     const dispatcher = operationFunction(BACKGROUND_FUNCTIONS.dispatchDeliveries, { ...DELIVERY_DISPATCH, timeoutSeconds: dispatchTimeoutSeconds });
@@ -270,12 +272,12 @@ export class WebhooksStack extends Stack {
     );
     // Each run passes over the due-time index until shortly before its timeout; overlapping runs are
     // safe, as each message it takes up is given a new sweep time under a condition.
-    new events.Rule(this, 'DeliverySweepSchedule', {
-      ruleName: resourceName('delivery-sweep'),
-      description: 'Queues pending messages that no queue message brought to an attempt',
-      schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(operationFunction(BACKGROUND_FUNCTIONS.sweepDeliveries, DELIVERY_SWEEP))],
-    });
+    everyMinute(
+      this,
+      'DeliverySweepSchedule',
+      { ruleName: resourceName('delivery-sweep'), description: 'Queues pending messages that no queue message brought to an attempt' },
+      operationFunction(BACKGROUND_FUNCTIONS.sweepDeliveries, DELIVERY_SWEEP),
+    );
     new cloudwatch.Alarm(this, 'DeliveryDeadLetters', {
       alarmName: resourceName('delivery-dead-letters'),
       alarmDescription: 'Queued deliveries failed in the store on every receive; the sweep still takes their messages up',
@@ -386,6 +388,17 @@ export class WebhooksStack extends Stack {
       api: this.api,
       apiPaths: ['/v1/*', HEALTH_CHECK.path, OPENAPI_DOCUMENT_PATH],
     });
+
+    // Every alarm of the stage, raised and cleared, to one topic: the email named at deploy, or any subscriber added later.
+    const alarms = new sns.Topic(this, 'Alarms', { topicName: resourceName('alarms'), displayName: `webhooks ${stage.name} alarms`, enforceSSL: true });
+    if (props.alarmEmail) alarms.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    const notify = new cloudwatchActions.SnsAction(alarms);
+    for (const construct of this.node.findAll()) {
+      if (!(construct instanceof cloudwatch.Alarm)) continue;
+      construct.addAlarmAction(notify);
+      construct.addOkAction(notify);
+    }
+    new CfnOutput(this, STACK_OUTPUTS.alarmTopicArn, { value: alarms.topicArn, description: 'Where every alarm of the stage is sent' });
 
     new CfnOutput(this, STACK_OUTPUTS.apiUrl, { value: this.api.url, description: 'Base URL of the API' });
     new CfnOutput(this, STACK_OUTPUTS.consoleUrl, { value: consoleHosting.url, description: 'The console, and the API on its origin' });

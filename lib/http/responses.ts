@@ -17,7 +17,8 @@ export function errorResponse(error: ApiError, headers: Record<string, string> =
   return jsonResponse(error.statusCode, errorBody(error.statusCode, error.message), { ...error.headers, ...headers });
 }
 
-function isStoreUnavailable(error: unknown): boolean {
+/** DynamoDB or Secrets Manager (a page-token key, a chain's RPC URL) throttled, failing on its side or out of reach. */
+function isServiceUnavailable(error: unknown): error is Error {
   if (!(error instanceof Error)) return false;
   const { code, $metadata } = error as Error & { code?: string; $metadata?: { httpStatusCode?: number } };
   return (
@@ -27,6 +28,15 @@ function isStoreUnavailable(error: unknown): boolean {
   );
 }
 
+/** The AWS service an SDK error came from, by its class (`SecretsManagerServiceException`); `network` for a request that got no answer. */
+function serviceOf(error: Error): string {
+  for (let prototype = Object.getPrototypeOf(error); prototype && prototype !== Error.prototype; prototype = Object.getPrototypeOf(prototype)) {
+    const service = /^(\w+)ServiceException$/.exec(prototype.constructor.name)?.[1];
+    if (service) return service;
+  }
+  return 'network';
+}
+
 /** middy's error when the function's time runs out before the handler has answered (its `timeoutEarlyResponse`). */
 function isFunctionTimeout(error: unknown): boolean {
   return error instanceof Error && error.name === 'TimeoutError' && (error.cause as { package?: string } | undefined)?.package === '@middy/core';
@@ -34,8 +44,8 @@ function isFunctionTimeout(error: unknown): boolean {
 
 /**
  * Turns anything thrown while serving a request into the error the caller sees. Typed errors pass
- * as they are; the function running out of time, or DynamoDB being throttled or unreachable, is a
- * 503; everything else is a 500 whose details go to the log only.
+ * as they are; the function running out of time, or DynamoDB or Secrets Manager being throttled or
+ * unreachable, is a 503 (logged with the service); everything else is a 500 whose details go to the log only.
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -43,9 +53,9 @@ export function toApiError(error: unknown): ApiError {
     logger.warn('function timed out before answering');
     return new ServiceUnavailable();
   }
-  if (isStoreUnavailable(error)) {
+  if (isServiceUnavailable(error)) {
     const { name, code, message, $metadata } = error as Error & { code?: string; $metadata?: { attempts?: number } };
-    logger.warn('DynamoDB unavailable', { errorName: name, code, detail: message, attempts: $metadata?.attempts });
+    logger.warn('AWS service unavailable', { service: serviceOf(error), errorName: name, code, detail: message, attempts: $metadata?.attempts });
     return new ServiceUnavailable();
   }
   logger.error('Unexpected error', error as Error);

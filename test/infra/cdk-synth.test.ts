@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { LAMBDA_RUNTIME } from '../../infra/bundling';
 import { useTempDir } from '../support/temp-dir';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -26,7 +27,7 @@ describe('cdk synth', () => {
   it('synthesizes the prod stage offline with bundled Lambda code', async () => {
     const template = await synth('prod', outdirPath());
     const functions = Object.values(template.Resources as Record<string, any>).filter(
-      (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Runtime === 'nodejs22.x',
+      (resource) => resource.Type === 'AWS::Lambda::Function' && resource.Properties.Runtime === LAMBDA_RUNTIME.name,
     );
     expect(functions.length).toBeGreaterThan(0);
     for (const fn of functions) {

@@ -6,8 +6,8 @@ import { HEALTH_CHECK, routeList } from '../../lib/routes';
 import { GSI1, GSI2, GSI3, tableDefinition } from '../../lib/store/table';
 import { gatewayResponses } from '../../infra/gateway-responses';
 import { FOLLOW_CHAIN, QUARANTINED_BLOCKS, RUN_BACKFILLS } from '../../infra/chain-followers';
-import { DELIVERY_DISPATCH, DELIVERY_SWEEP, MAINTENANCE } from '../../infra/webhooks-stack';
-import { actionsOf, idOf, ofType, statementsOf, synth, tableGrant, withSortedActions, type Resources, type Statement } from './stack-template';
+import { DELIVERY_DISPATCH, DELIVERY_SWEEP, MAINTENANCE, WebhooksStack } from '../../infra/webhooks-stack';
+import { actionsOf, idOf, ofType, statementsOf, synth, synthIn, tableGrant, withSortedActions, type Resources, type Statement } from './stack-template';
 
 /** "METHOD /path" for every method whose integration is a Lambda (not the 405 mocks). */
 function lambdaRoutes(resources: Resources): string[] {
@@ -193,7 +193,7 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     expect(table.Properties.DeletionProtectionEnabled ?? false).toBe(stage.production);
   });
 
-  it('runs every Lambda on nodejs22.x, arm64, with the stage memory and timeout, tracing and log retention', () => {
+  it('runs every Lambda on nodejs24.x, arm64, with the stage memory and timeout, tracing and log retention', () => {
     const functions = ofType(resources, 'AWS::Lambda::Function').map(([, fn]) => fn.Properties);
     // The background functions have their own timeouts; the dispatcher's is checked with its queue.
     const ownTimeouts: Record<string, number | undefined> = {
@@ -204,18 +204,18 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
       ...Object.fromEntries(stage.followedChains.map((chainId) => [`quarantinedBlocks${chainId}`, QUARANTINED_BLOCKS.timeoutSeconds])),
       ...Object.fromEntries(stage.followedChains.map((chainId) => [`runBackfills${chainId}`, RUN_BACKFILLS.timeoutSeconds])),
     };
-    const names = functions.filter((fn) => fn.Runtime === 'nodejs22.x').map((fn) => fn.FunctionName);
+    const names = functions.filter((fn) => fn.Runtime === 'nodejs24.x').map((fn) => fn.FunctionName);
     expect(names.sort()).toEqual(
       [...routeList.map((route) => route.operationId), 'authorizer', ...Object.keys(ownTimeouts)].map((name) => `webhooks-${stageName}-${name}`).sort(),
     );
-    for (const fn of functions.filter((candidate) => candidate.Runtime === 'nodejs22.x')) {
+    for (const fn of functions.filter((candidate) => candidate.Runtime === 'nodejs24.x')) {
       const name = fn.FunctionName.slice(`webhooks-${stageName}-`.length);
       expect(fn).toMatchObject({
         Architectures: ['arm64'],
         MemorySize: stage.lambdaMemoryMb,
         Timeout: name in ownTimeouts ? (ownTimeouts[name] ?? expect.any(Number)) : stage.lambdaTimeoutSeconds,
         TracingConfig: { Mode: 'Active' },
-        Environment: { Variables: expect.objectContaining({ STAGE: stageName, TABLE_NAME: expect.anything() }) },
+        Environment: { Variables: expect.objectContaining({ STAGE: stageName, TABLE_NAME: expect.anything(), NODE_OPTIONS: '--enable-source-maps' }) },
       });
     }
     template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: stage.logRetentionDays });
@@ -355,4 +355,52 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: `webhooks-${stageName}-api` });
     template.hasResourceProperties('AWS::ApiGateway::Stage', { StageName: stageName, TracingEnabled: true });
   });
+
+  it("names CloudFront's resources, global to the account, after the stage and the region, so that a stage deploys to two regions", () => {
+    const named = [
+      ['AWS::CloudFront::ResponseHeadersPolicy', 'ResponseHeadersPolicyConfig'],
+      ['AWS::CloudFront::OriginRequestPolicy', 'OriginRequestPolicyConfig'],
+      ['AWS::CloudFront::OriginAccessControl', 'OriginAccessControlConfig'],
+    ] as const;
+    for (const [type, config] of named) {
+      const names = ofType(resources, type).map(([, resource]) => JSON.stringify(resource.Properties[config].Name));
+      expect(names).toHaveLength(1);
+      expect(names[0]).toContain(`webhooks-${stageName}-`);
+      expect(names[0]).toContain('{"Ref":"AWS::Region"}');
+    }
+  });
+
+  it('sends every alarm, raised and cleared, to the stage topic, which it outputs', () => {
+    const [[topicId, topic]] = ofType(resources, 'AWS::SNS::Topic') as [[string, Resources[string]]];
+    expect(topic.Properties.TopicName).toBe(`webhooks-${stageName}-alarms`);
+    const alarms = ofType(resources, 'AWS::CloudWatch::Alarm');
+    expect(alarms.length).toBeGreaterThan(30);
+    for (const [, alarm] of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+      expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
+    }
+    expect(template.toJSON().Outputs.AlarmTopicArn.Value).toEqual({ Ref: topicId });
+    expect(ofType(resources, 'AWS::SNS::Subscription')).toEqual([]);
+  });
+
+  it('runs the scheduled functions once a minute, never retried by the rule or as asynchronous invocations', () => {
+    const rules = ofType(resources, 'AWS::Events::Rule');
+    expect(rules.length).toBe(2 + 2 * stage.followedChains.length);
+    const invokeConfigs = ofType(resources, 'AWS::Lambda::EventInvokeConfig').map(([, config]) => config.Properties);
+    for (const [, rule] of rules) {
+      expect(rule.Properties.ScheduleExpression).toBe('rate(1 minute)');
+      const [target] = rule.Properties.Targets;
+      expect(target.RetryPolicy).toEqual({ MaximumRetryAttempts: 0 });
+      const functionId = target.Arn['Fn::GetAtt'][0];
+      expect(invokeConfigs).toContainEqual(expect.objectContaining({ FunctionName: { Ref: functionId }, MaximumRetryAttempts: 0 }));
+    }
+  });
+});
+
+test("subscribes -c alarmEmail's address to the stage's alarms", () => {
+  const { resources } = synthIn((app) => new WebhooksStack(app, 'webhooks-dev', { stage: stageSettings('dev'), alarmEmail: 'ops@example.com' }));
+  const [topicId] = ofType(resources, 'AWS::SNS::Topic')[0]!;
+  expect(ofType(resources, 'AWS::SNS::Subscription').map(([, subscription]) => subscription.Properties)).toEqual([
+    { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: topicId } },
+  ]);
 });

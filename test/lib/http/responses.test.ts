@@ -4,6 +4,7 @@ import {
   ProvisionedThroughputExceededException,
   ThrottlingException,
 } from '@aws-sdk/client-dynamodb';
+import { SecretsManagerServiceException } from '@aws-sdk/client-secrets-manager';
 import { ApiError, BadRequest, INTERNAL_ERROR_MESSAGE, NotFound, TooManyRequests } from '../../../lib/errors';
 import { errorResponse, toApiError } from '../../../lib/http/responses';
 import { logger } from '../../../lib/logger';
@@ -86,6 +87,21 @@ describe('toApiError', () => {
 
   it('maps a connection reset network error to 503 with Retry-After', () => {
     expectServiceUnavailable(toApiError(networkError('ECONNRESET')));
+  });
+
+  it('logs which service was unavailable: DynamoDB, Secrets Manager, or no answer at all', () => {
+    const warn = jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    try {
+      const secrets = new SecretsManagerServiceException({ name: 'InternalServiceError', $fault: 'server', $metadata: metadata(500), message: 'internal' });
+      for (const error of [new ThrottlingException({ $metadata: metadata(400), message: 'slow down' }), secrets, networkError('ECONNREFUSED')]) expectServiceUnavailable(toApiError(error));
+      expect(warn.mock.calls.map(([message, details]) => [message, (details as { service: string }).service])).toEqual([
+        ['AWS service unavailable', 'DynamoDB'],
+        ['AWS service unavailable', 'SecretsManager'],
+        ['AWS service unavailable', 'network'],
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('maps an SDK client error (HTTP 400) that escaped the domain code to a generic 500', () => {
