@@ -7,6 +7,7 @@
 import { Duration, SecretValue, type RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import {
@@ -20,21 +21,26 @@ import {
 } from '../lib/config/chains';
 import type { StageSettings } from '../lib/config/stages';
 import { chainFunctionName } from '../lib/entry-point';
-import type { TableAction } from '../lib/routes';
+import type { IndexName, TableAction } from '../lib/routes';
+import { GSI1, GSI2 } from '../lib/store/table';
 import { everyMinute } from './every-minute';
 
+/**
+ * What a chain's three functions, which share a role, are granted together: the follower's and the
+ * backfill runner's calls below (the quarantine function's are the follower's), and SendMessage.
+ */
+const CHAIN_GRANTS = {
+  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'] as TableAction[],
+  queriedIndexes: [GSI1.indexName, GSI2.indexName] as IndexName[],
+  queuesDeliveries: true,
+};
 /**
  * A chain's follower: reads the chain's checkpoint, lease and token metadata, the address index
  * (batch reads, queries of watchers and gsi2's inactive webhooks), whether gsi2 has a webhook that
  * wants the chain's traces, webhooks and secrets; records messages (their bodies in batch writes
  * after a batch read of which are recorded, their states in conditional puts) and queues them.
  */
-export const FOLLOW_CHAIN = {
-  entry: 'functions/follow-chain.ts',
-  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'] as TableAction[],
-  queuesDeliveries: true,
-  timeoutSeconds: 60,
-};
+export const FOLLOW_CHAIN = { entry: 'functions/follow-chain.ts', ...CHAIN_GRANTS, timeoutSeconds: 60 };
 /**
  * What an operator invokes to list a chain's quarantined blocks or take one again: reads them
  * (Query), then records a block's notifications as the follower does and deletes its record.
@@ -50,12 +56,7 @@ export const QUARANTINED_BLOCKS = { ...FOLLOW_CHAIN, entry: 'functions/quarantin
  * for the webhook (PutItem). Every run ends
  * before the next minute's starts, so that one runner works at a time without waiting for the lease.
  */
-export const RUN_BACKFILLS = {
-  entry: 'functions/run-backfills.ts',
-  tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'] as TableAction[],
-  queuesDeliveries: true,
-  timeoutSeconds: 60,
-};
+export const RUN_BACKFILLS = { entry: 'functions/run-backfills.ts', ...CHAIN_GRANTS, timeoutSeconds: 60 };
 /** Blocks behind the head, for 10 minutes, that raise a chain's lag alarm. */
 const CHAIN_LAG_ALARM_BLOCKS = 50;
 /**
@@ -68,7 +69,9 @@ const CHAIN_STALL_ALARM_SECONDS = 120;
 export interface ChainFollowersProps {
   stage: StageSettings;
   /** The stack's function of one operation: its role on the table and the queue, its error alarm. */
-  operationFunction: (name: string, spec: typeof FOLLOW_CHAIN) => NodejsFunction;
+  operationFunction: (name: string, spec: typeof FOLLOW_CHAIN & { role: iam.IRole; logGroup: logs.ILogGroup; errorsAlarm: string }) => NodejsFunction;
+  /** A log group of the stage's, with its retention. */
+  logGroup: (id: string, logGroupName: string) => logs.ILogGroup;
   resourceName: (suffix: string) => string;
   removalPolicy: RemovalPolicy;
 }
@@ -80,7 +83,7 @@ export interface ChainFollowersProps {
  * would have new logical ids, and a new RPC URL secret would lose the provider's URL an operator put
  * in it.
  */
-export function addChainFollowers(stack: Stack, { stage, operationFunction, resourceName, removalPolicy }: ChainFollowersProps): void {
+export function addChainFollowers(stack: Stack, { stage, operationFunction, logGroup, resourceName, removalPolicy }: ChainFollowersProps): void {
   for (const chainId of stage.followedChains) {
     const rpcUrl = new secretsmanager.Secret(stack, `Chain${chainId}RpcUrl`, {
       secretName: resourceName(`chain-${chainId}-rpc-url`),
@@ -88,14 +91,22 @@ export function addChainFollowers(stack: Stack, { stage, operationFunction, reso
       secretStringValue: SecretValue.unsafePlainText(KNOWN_CHAINS[chainId]!.publicRpcUrl),
       removalPolicy,
     });
-    const follower = operationFunction(chainFunctionName('followChain', chainId), FOLLOW_CHAIN);
-    const quarantine = operationFunction(chainFunctionName('quarantinedBlocks', chainId), QUARANTINED_BLOCKS);
-    const backfills = operationFunction(chainFunctionName('runBackfills', chainId), RUN_BACKFILLS);
-    for (const fn of [follower, quarantine, backfills]) {
-      fn.addEnvironment('CHAIN_ID', chainId).addEnvironment('CHAIN_RPC_URL_SECRET_ARN', rpcUrl.secretArn);
-      // GetSecretValue alone: grantRead adds DescribeSecret, which the code never sends.
-      fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [rpcUrl.secretArn] }));
-    }
+    // A chain's three functions share a role (the grants of each are the chain's), a log group and an errors alarm: each
+    // followed chain adds as few resources as it can to a stack CloudFormation caps at 500.
+    const shared = {
+      role: new iam.Role(stack, `Chain${chainId}FunctionsRole`, {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole')],
+      }),
+      logGroup: logGroup(`Chain${chainId}Logs`, `/aws/lambda/${resourceName(`chain-${chainId}`)}`),
+      errorsAlarm: `chain-${chainId}`,
+    };
+    const follower = operationFunction(chainFunctionName('followChain', chainId), { ...FOLLOW_CHAIN, ...shared });
+    const quarantine = operationFunction(chainFunctionName('quarantinedBlocks', chainId), { ...QUARANTINED_BLOCKS, ...shared });
+    const backfills = operationFunction(chainFunctionName('runBackfills', chainId), { ...RUN_BACKFILLS, ...shared });
+    for (const fn of [follower, quarantine, backfills]) fn.addEnvironment('CHAIN_ID', chainId).addEnvironment('CHAIN_RPC_URL_SECRET_ARN', rpcUrl.secretArn);
+    // GetSecretValue alone: grantRead adds DescribeSecret, which the code never sends.
+    shared.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [rpcUrl.secretArn] }));
     everyMinute(
       stack,
       `Chain${chainId}FollowerSchedule`,

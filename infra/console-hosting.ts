@@ -1,4 +1,4 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -18,6 +18,8 @@ export interface ConsoleHostingProps {
   api: apigateway.RestApi;
   /** The API's path patterns the distribution sends to it (`/v1/*`, and the keyless paths). */
   apiPaths: string[];
+  /** How long the distribution's and the bucket's access logs are kept. */
+  logRetentionDays: number;
 }
 
 /**
@@ -32,12 +34,24 @@ export class ConsoleHosting extends Construct {
 
   constructor(scope: Construct, id: string, props: ConsoleHostingProps) {
     super(scope, id);
+    // The distribution's and the console bucket's access logs, kept for the stage's log retention. CloudFront's
+    // standard logs are delivered with an ACL: the bucket takes them as their writer's.
+    const accessLogs = new s3.Bucket(this, 'AccessLogs', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
+      lifecycleRules: [{ expiration: Duration.days(props.logRetentionDays) }],
+    });
+    Validations.of(accessLogs).acknowledge({ id: 'AwsSolutions-S1', reason: 'The access-log bucket itself: its own access would be logged into itself' });
     // Kept when the stack is deleted (the default): emptying it on delete takes a custom resource, and its files are rebuilt from the source anyway.
     const bucket = new s3.Bucket(this, 'Bucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       encryption: s3.BucketEncryption.S3_MANAGED,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'console-bucket/',
     });
     // CloudFront's names are global to the account: the region in them lets one stage deploy to two regions.
     const { stackName, region } = Stack.of(this);
@@ -80,6 +94,9 @@ export class ConsoleHosting extends Construct {
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'The webhooks console and its API',
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      enableLogging: true,
+      logBucket: accessLogs,
+      logFilePrefix: 'cloudfront/',
       defaultBehavior: {
         origin: origins.S3BucketOrigin.withOriginAccessControl(bucket, {
           originAccessControl: new cloudfront.S3OriginAccessControl(this, 'OriginAccess', { originAccessControlName: cloudFrontName('console') }),
@@ -93,6 +110,12 @@ export class ConsoleHosting extends Construct {
       additionalBehaviors: Object.fromEntries(props.apiPaths.map((pattern) => [pattern, api])),
     });
     this.url = `https://${this.distribution.distributionDomainName}${CONSOLE_PATH}`;
+    const findings: Record<string, string> = {
+      'AwsSolutions-CFR1': 'A console for any account, wherever it is: no country is refused',
+      'AwsSolutions-CFR2': "WAF is opt-in per stage, on the API's stage (docs/deploy-aws.md); the console's files are static",
+      'AwsSolutions-CFR4': "The default *.cloudfront.net certificate, whose minimum CloudFront fixes at TLSv1; a custom domain's certificate would allow TLSv1.2_2021 and up",
+    };
+    for (const [id, reason] of Object.entries(findings)) Validations.of(this.distribution).acknowledge({ id, reason });
 
     // Two uploads for two lifetimes: hashed assets for good, the rest (index.html) revalidated on every
     // load. Neither prunes (which would delete the other's files); old assets stay for pages still open.
@@ -118,6 +141,15 @@ export class ConsoleHosting extends Construct {
       distribution: this.distribution,
       distributionPaths: [`${CONSOLE_PATH}index.html`],
     });
+    // CDK's upload function (a singleton of the stack, its runtime chosen by CDK), granted what it needs on the asset and console buckets.
+    const stack = Stack.of(this);
+    const uploads: Record<string, string> = {
+      'AwsSolutions-L1': "CDK's BucketDeployment function, whose runtime CDK chooses",
+      ...Object.fromEntries(['Abort*', 'DeleteObject*', 'GetBucket*', 'GetObject*', 'List*'].map((action) => [`AwsSolutions-IAM5[Action::s3:${action}]`, "CDK's upload of the console's files, on its buckets alone"])),
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]': "CDK's upload reading the console's files from the bootstrap asset bucket",
+      [`AwsSolutions-IAM5[Resource::<${stack.getLogicalId(bucket.node.defaultChild as CfnElement)}.Arn>/*]`]: "CDK's upload writing the console's files to its bucket",
+    };
+    for (const [id, reason] of Object.entries(uploads)) Validations.of(stack).acknowledge({ id, reason });
   }
 }
 

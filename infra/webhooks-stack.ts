@@ -22,11 +22,12 @@ import { errorBody, methodNotAllowedMessage } from '../lib/errors';
 import { OPENAPI_DOCUMENT_PATH, openApiDocument } from '../lib/openapi/document';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
 import { STAGE_TAG } from '../lib/keys/gateway-keys';
-import { HEALTH_CHECK, routeList, type HttpMethod, type Route, type TableAction } from '../lib/routes';
+import { HEALTH_CHECK, routeList, type IndexName, type Route, type TableAction } from '../lib/routes';
 import { apiKeyKey, EXPIRES_AT_ATTRIBUTE, GSI1, GSI2, GSI3, TABLE_KEYS, tableDefinition } from '../lib/store/table';
 import { addApiRateLimit } from './api-rate-limit';
 import { LAMBDA_BUNDLING, LAMBDA_RUNTIME } from './bundling';
 import { everyMinute } from './every-minute';
+import { acknowledgeDesignFindings } from './nag-acknowledgements';
 import { addChainFollowers } from './chain-followers';
 import { ConsoleHosting } from './console-hosting';
 import { CONSOLE_DIST } from './console-build';
@@ -38,18 +39,27 @@ const PROJECT_ROOT = path.resolve(__dirname, '..');
 /** What the stack needs to know of a function beyond its name; a route is one. */
 interface FunctionSpec {
   entry: string;
-  /** Granted on the table; Query also on gsi1 and gsi2. */
+  /** Granted on the table. */
   tableActions: readonly TableAction[];
-  /** Indexes queried without querying the table: Query is granted on these alone. */
-  queriedIndexes?: readonly string[];
+  /** Query is granted on these indexes, and on no other. */
+  queriedIndexes?: readonly IndexName[];
   usesPageTokens?: boolean;
   /** Sends to the delivery queue. */
   queuesDeliveries?: boolean;
   timeoutSeconds?: number;
+  /** Shared with other functions (a chain's); else one of its own. */
+  role?: iam.IRole;
+  /** Shared with other functions (a chain's); else `/aws/lambda/<its name>`. */
+  logGroup?: logs.ILogGroup;
+  /** The functions whose unhandled errors raise one alarm together (a chain's); else the stage's functions, ten to an alarm. */
+  errorsAlarm?: string;
 }
 
-/** GetItem: the key's item. Its UpdateItem of lastUsedAt is a statement of its own, narrowed by conditions (authorizerKeyUseWrite). */
-const AUTHORIZER: FunctionSpec = { entry: 'functions/authorizer.ts', tableActions: ['dynamodb:GetItem'] };
+/** Metrics one alarm's math may combine: CloudWatch's limit. */
+const METRICS_PER_ALARM = 10;
+
+/** Its reads and its one write are statements of their own, narrowed to API key items by conditions (authorizerKeyItems). */
+const AUTHORIZER: FunctionSpec = { entry: 'functions/authorizer.ts', tableActions: [] };
 /** Completes address changes a crash cut off, and purges deleted webhooks' addresses and backfills. */
 export const MAINTENANCE = {
   entry: 'functions/maintain-addresses.ts',
@@ -62,6 +72,7 @@ export const MAINTENANCE = {
     'dynamodb:BatchGetItem',
     'dynamodb:BatchWriteItem',
   ] as TableAction[],
+  queriedIndexes: [GSI1.indexName],
 };
 /**
  * The delivery queue's consumer: reads a message with its webhook and secret, takes slots of its
@@ -89,31 +100,34 @@ export const DELIVERY_DISPATCH = {
 export const DELIVERY_SWEEP = {
   entry: 'functions/sweep-deliveries.ts',
   tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as TableAction[],
-  queriedIndexes: [GSI3.indexName],
+  queriedIndexes: [GSI2.indexName, GSI3.indexName],
   queuesDeliveries: true,
   timeoutSeconds: 60,
 };
 /**
- * The authorizer's one write: lastUsedAt on an API key's item (lib/store/api-keys.ts markApiKeyUsed,
- * whose condition also names the key attribute), returning nothing. Should its code be subverted, it
- * can change no other attribute, nor any item but an API key's.
+ * The authorizer's reads and its one write, of API key items alone: it reads the key's item, and
+ * writes lastUsedAt on it (lib/store/api-keys.ts markApiKeyUsed, whose condition also names the key
+ * attribute), returning nothing. Should its code be subverted, it can read no account's shared
+ * secret nor webhooks, and change no other attribute, nor any item but an API key's.
  */
-function authorizerKeyUseWrite(tableArn: string): iam.PolicyStatement {
-  return new iam.PolicyStatement({
-    actions: ['dynamodb:UpdateItem'],
-    resources: [tableArn],
-    conditions: {
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${apiKeyKey('').pk}*`] },
-      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, 'lastUsedAt'] },
-      StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
-    },
-  });
+function authorizerKeyItems(tableArn: string): iam.PolicyStatement[] {
+  const apiKeyItems = { 'dynamodb:LeadingKeys': [`${apiKeyKey('').pk}*`] };
+  return [
+    new iam.PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [tableArn], conditions: { 'ForAllValues:StringLike': apiKeyItems } }),
+    new iam.PolicyStatement({
+      actions: ['dynamodb:UpdateItem'],
+      resources: [tableArn],
+      conditions: {
+        'ForAllValues:StringLike': apiKeyItems,
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [TABLE_KEYS.partitionKey, TABLE_KEYS.sortKey, 'lastUsedAt'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
+      },
+    }),
+  ];
 }
 
 /** A gsi attribute type in `tableDefinition` as the CDK names it. */
 const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING } as const;
-const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PATCH', 'DELETE'];
-const EXTRA_METHODS = ['PUT'] as const;
 
 export interface WebhooksStackProps extends StackProps {
   stage: StageSettings;
@@ -188,6 +202,10 @@ export class WebhooksStack extends Stack {
       deadLetterQueue: { queue: deliveryDeadLetters, maxReceiveCount: MAX_QUEUE_RECEIVES },
     });
 
+    const logGroup = (id: string, logGroupName: string) =>
+      new logs.LogGroup(this, id, { logGroupName, retention: stage.logRetentionDays as logs.RetentionDays, removalPolicy });
+    /** The functions whose errors raise alarms together, by group. */
+    const erring = new Map<string, { name: string; fn: lambda.IFunction }[]>();
     const operationFunction = (name: string, spec: FunctionSpec) => {
       const { entry, tableActions, usesPageTokens = false, queuesDeliveries = false, timeoutSeconds = stage.lambdaTimeoutSeconds } = spec;
       const fn = new NodejsFunction(this, `${name}Function`, {
@@ -201,11 +219,8 @@ export class WebhooksStack extends Stack {
         memorySize: stage.lambdaMemoryMb,
         timeout: Duration.seconds(timeoutSeconds),
         tracing: lambda.Tracing.ACTIVE,
-        logGroup: new logs.LogGroup(this, `${name}Logs`, {
-          logGroupName: `/aws/lambda/${resourceName(name)}`,
-          retention: stage.logRetentionDays as logs.RetentionDays,
-          removalPolicy,
-        }),
+        role: spec.role,
+        logGroup: spec.logGroup ?? logGroup(`${name}Logs`, `/aws/lambda/${resourceName(name)}`),
         environment: {
           STAGE: stage.name,
           TABLE_NAME: this.table.tableName,
@@ -223,28 +238,16 @@ export class WebhooksStack extends Stack {
           forceDockerBundling: false,
         },
       });
-      fn.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: [...tableActions],
-          resources: tableActions.includes('dynamodb:Query')
-            ? [this.table.tableArn, ...[GSI1, GSI2].map((index) => indexArn(index.indexName))]
-            : [this.table.tableArn],
-        }),
-      );
-      if (spec.queriedIndexes) {
+      if (tableActions.length > 0) fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...tableActions], resources: [this.table.tableArn] }));
+      if (spec.queriedIndexes?.length) {
         fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: spec.queriedIndexes.map(indexArn) }));
       }
-      if (usesPageTokens) pageTokenSecret.grantRead(fn);
+      // GetSecretValue alone: grantRead adds DescribeSecret, which the code never sends.
+      if (usesPageTokens) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [pageTokenSecret.secretArn] }));
       // SendMessage alone: grantSendMessages adds GetQueueAttributes and GetQueueUrl, which the code never sends.
       if (queuesDeliveries) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [deliveryQueue.queueArn] }));
-      new cloudwatch.Alarm(this, `${name}Errors`, {
-        alarmName: resourceName(`${name}-errors`),
-        alarmDescription: `Unhandled errors in ${name}`,
-        metric: fn.metricErrors({ period: Duration.minutes(5) }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
+      const group = spec.errorsAlarm ?? 'function';
+      erring.set(group, [...(erring.get(group) ?? []), { name, fn }]);
       return fn;
     };
 
@@ -297,10 +300,10 @@ export class WebhooksStack extends Stack {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
-    addChainFollowers(this, { stage, operationFunction, resourceName, removalPolicy });
+    addChainFollowers(this, { stage, operationFunction, logGroup, resourceName, removalPolicy });
 
     const authorizerFunction = operationFunction(BACKGROUND_FUNCTIONS.authorizer, AUTHORIZER);
-    authorizerFunction.addToRolePolicy(authorizerKeyUseWrite(this.table.tableArn));
+    for (const statement of authorizerKeyItems(this.table.tableArn)) authorizerFunction.addToRolePolicy(statement);
     const authorizer = new apigateway.RequestAuthorizer(this, 'ApiKeyAuthorizer', {
       authorizerName: resourceName('api-key'),
       handler: authorizerFunction,
@@ -325,6 +328,9 @@ export class WebhooksStack extends Stack {
         stageName: stage.name,
         tracingEnabled: true,
         metricsEnabled: true,
+        // Execution logs of failures only (a Lambda that did not answer, an authorizer error), never request or response bodies.
+        loggingLevel: apigateway.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
         accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
         accessLogFormat: apigateway.AccessLogFormat.jsonWithStandardFields({
           caller: false,
@@ -341,10 +347,10 @@ export class WebhooksStack extends Stack {
       defaultMethodOptions: { apiKeyRequired: true, authorizer, authorizationType: apigateway.AuthorizationType.CUSTOM },
     });
 
-    const gatewayKeyFunctions: lambda.Function[] = [];
+    const gatewayKeyFunctions: { fn: lambda.Function; calls: NonNullable<Route['managesGatewayKeys']> }[] = [];
     this.addRoutes(routeList, (route) => {
       const fn = operationFunction(route.operationId, route);
-      if (route.managesGatewayKeys) gatewayKeyFunctions.push(fn);
+      if (route.managesGatewayKeys) gatewayKeyFunctions.push({ fn, calls: route.managesGatewayKeys });
       return fn;
     });
     this.addKeylessPaths();
@@ -370,7 +376,7 @@ export class WebhooksStack extends Stack {
       });
       return { plan: plan as UsagePlanName, id: usagePlan.usagePlanId, name: resourceName(plan) };
     });
-    for (const fn of gatewayKeyFunctions) this.letManageGatewayKeys(fn, usagePlans, stage.name);
+    for (const { fn, calls } of gatewayKeyFunctions) this.letManageGatewayKeys(fn, calls, usagePlans, stage.name);
     if (stage.waf) addApiRateLimit(this, this.api.deploymentStage, resourceName('api'), stage.waf.rateLimitPer5Minutes);
 
     new cloudwatch.Alarm(this, 'Api5xx', {
@@ -387,7 +393,11 @@ export class WebhooksStack extends Stack {
       assets: CONSOLE_DIST,
       api: this.api,
       apiPaths: ['/v1/*', HEALTH_CHECK.path, OPENAPI_DOCUMENT_PATH],
+      logRetentionDays: stage.logRetentionDays,
     });
+
+    for (const [group, functions] of erring) this.addErrorAlarms(group, functions, resourceName);
+    acknowledgeDesignFindings(this, stage);
 
     // Every alarm of the stage, raised and cleared, to one topic: the email named at deploy, or any subscriber added later.
     const alarms = new sns.Topic(this, 'Alarms', { topicName: resourceName('alarms'), displayName: `webhooks ${stage.name} alarms`, enforceSSL: true });
@@ -411,42 +421,70 @@ export class WebhooksStack extends Stack {
   }
 
   /**
-   * The key operations make a key's API Gateway API key under a usage plan and delete it: they are
-   * given the plans' names (not their ids: a plan depends on the API's stage, which depends on these
-   * functions) and exactly those API Gateway calls: GetUsagePlans, CreateApiKey, CreateUsagePlanKey,
-   * DeleteApiKey. The rights are a policy of their own for the same reason: a function waits for its
-   * default policy, and this one names the plans. Every API Gateway key is made tagged with the stage
+   * Unhandled errors (a crash, a timeout: the handlers answer every error they expect) of a group of
+   * functions, at most METRICS_PER_ALARM to an alarm: `<group>-errors`, then `-errors-2`, ...
+   */
+  private addErrorAlarms(group: string, functions: { name: string; fn: lambda.IFunction }[], resourceName: (suffix: string) => string) {
+    for (let start = 0; start < functions.length; start += METRICS_PER_ALARM) {
+      const chunk = functions.slice(start, start + METRICS_PER_ALARM);
+      const part = start === 0 ? '' : `-${start / METRICS_PER_ALARM + 1}`;
+      const usingMetrics = Object.fromEntries(chunk.map(({ fn }, index) => [`m${index}`, fn.metricErrors({ period: Duration.minutes(5) })]));
+      new cloudwatch.Alarm(this, `${group}Errors${part}`, {
+        alarmName: resourceName(`${group}-errors${part}`),
+        alarmDescription: `Unhandled errors in ${chunk.map(({ name }) => name).join(', ')}: their log groups say which and why`,
+        metric: new cloudwatch.MathExpression({ expression: `SUM([${Object.keys(usingMetrics).join(',')}])`, usingMetrics, label: 'Errors', period: Duration.minutes(5) }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+  }
+
+  /**
+   * The key operations' API Gateway API keys: createApiKey makes a key's under a usage plan (and
+   * deletes it should the plan refuse it), revokeApiKey deletes it. The maker is given the plans'
+   * names (not their ids: a plan depends on the API's stage, which depends on these functions) and
+   * GetUsagePlans, CreateApiKey, CreateUsagePlanKey, DeleteApiKey; the revoker DeleteApiKey alone.
+   * The rights are a policy of their own for the same reason: a function waits for its default
+   * policy, and this one names the plans. Every API Gateway key is made tagged with the stage
    * (lib/keys/gateway-keys.ts), which takes the right to tag it on creation (PUT /tags), and only
    * keys tagged with the stage may be deleted: not another stage's, nor any other API Gateway key.
    */
-  private letManageGatewayKeys(fn: lambda.Function, usagePlans: { plan: UsagePlanName; id: string; name: string }[], stageName: string) {
-    for (const { plan, name } of usagePlans) fn.addEnvironment(usagePlanNameVariable(plan), name);
+  private letManageGatewayKeys(
+    fn: lambda.Function,
+    calls: NonNullable<Route['managesGatewayKeys']>,
+    usagePlans: { plan: UsagePlanName; id: string; name: string }[],
+    stageName: string,
+  ) {
     const apiGatewayArn = (resourcePath: string) => `arn:${this.partition}:apigateway:${this.region}::${resourcePath}`;
     const stageTag = `aws:RequestTag/${STAGE_TAG}`;
-    new iam.Policy(this, `${fn.node.id}GatewayKeys`, {
-      roles: [fn.role!],
-      statements: [
-        new iam.PolicyStatement({ actions: ['apigateway:GET'], resources: [apiGatewayArn('/usageplans')] }),
-        new iam.PolicyStatement({ actions: ['apigateway:POST'], resources: [apiGatewayArn('/apikeys')], conditions: { StringEquals: { [stageTag]: stageName } } }),
-        new iam.PolicyStatement({ actions: ['apigateway:POST'], resources: usagePlans.map(({ id }) => apiGatewayArn(`/usageplans/${id}/keys`)) }),
-        new iam.PolicyStatement({
-          actions: ['apigateway:PUT'],
-          resources: [apiGatewayArn('/tags/*')],
-          conditions: {
-            StringEquals: { [stageTag]: stageName },
-            'ForAllValues:StringEquals': { 'aws:TagKeys': [STAGE_TAG] },
-            // Only a resource not yet tagged with a stage: the key being made, never another stage's.
-            Null: { [`aws:ResourceTag/${STAGE_TAG}`]: 'true' },
-          },
-        }),
-        new iam.PolicyStatement({
-          actions: ['apigateway:DELETE'],
-          resources: [apiGatewayArn('/apikeys/*')],
-          conditions: { StringEquals: { [`aws:ResourceTag/${STAGE_TAG}`]: stageName } },
-        }),
-      ],
+    const deleting = new iam.PolicyStatement({
+      actions: ['apigateway:DELETE'],
+      resources: [apiGatewayArn('/apikeys/*')],
+      conditions: { StringEquals: { [`aws:ResourceTag/${STAGE_TAG}`]: stageName } },
     });
+    const making =
+      calls === 'create'
+        ? [
+            new iam.PolicyStatement({ actions: ['apigateway:GET'], resources: [apiGatewayArn('/usageplans')] }),
+            new iam.PolicyStatement({ actions: ['apigateway:POST'], resources: [apiGatewayArn('/apikeys')], conditions: { StringEquals: { [stageTag]: stageName } } }),
+            new iam.PolicyStatement({ actions: ['apigateway:POST'], resources: usagePlans.map(({ id }) => apiGatewayArn(`/usageplans/${id}/keys`)) }),
+            new iam.PolicyStatement({
+              actions: ['apigateway:PUT'],
+              resources: [apiGatewayArn('/tags/*')],
+              conditions: {
+                StringEquals: { [stageTag]: stageName },
+                'ForAllValues:StringEquals': { 'aws:TagKeys': [STAGE_TAG] },
+                // Only a resource not yet tagged with a stage: the key being made, never another stage's.
+                Null: { [`aws:ResourceTag/${STAGE_TAG}`]: 'true' },
+              },
+            }),
+          ]
+        : [];
+    if (calls === 'create') for (const { plan, name } of usagePlans) fn.addEnvironment(usagePlanNameVariable(plan), name);
+    new iam.Policy(this, `${fn.node.id}GatewayKeys`, { roles: [fn.role!], statements: [...making, deleting] });
   }
+
 
   /**
    * One method per route, each with its own Lambda. A path's other methods answer 405 from a mock
@@ -458,14 +496,12 @@ export class WebhooksStack extends Stack {
     for (const [resourcePath, pathRoutes] of byPath) {
       const resource = this.api.root.resourceForPath(resourcePath);
       for (const route of pathRoutes) {
-        resource.addMethod(route.method, new apigateway.LambdaIntegration(functionFor(route)), {
+        // Invoked by the deployed stage only: API Gateway's test invocations would take a permission of their own.
+        resource.addMethod(route.method, new apigateway.LambdaIntegration(functionFor(route), { allowTestInvoke: false }), {
           operationName: route.operationId,
         });
       }
-      const allowed = pathRoutes.map((route) => route.method);
-      for (const method of [...ALL_METHODS, ...EXTRA_METHODS].filter((m) => !allowed.includes(m as HttpMethod))) {
-        this.addMethodNotAllowed(resource, method, allowed);
-      }
+      this.addMethodNotAllowed(resource, pathRoutes.map((route) => route.method));
     }
   }
 
@@ -490,13 +526,14 @@ export class WebhooksStack extends Stack {
       }),
       { authorizationType: apigateway.AuthorizationType.NONE, apiKeyRequired: false, methodResponses: [{ statusCode: '200' }] },
     );
-    for (const method of [...ALL_METHODS, ...EXTRA_METHODS].filter((m) => m !== 'GET')) this.addMethodNotAllowed(resource, method, ['GET']);
+    this.addMethodNotAllowed(resource, ['GET']);
   }
 
-  private addMethodNotAllowed(resource: apigateway.IResource, method: string, allowed: string[]) {
+  /** A 405 in the error shape, with Allow, for every method of the resource but `allowed`: one ANY method, which API Gateway takes for any method without one of its own. */
+  private addMethodNotAllowed(resource: apigateway.IResource, allowed: string[]) {
     const allowHeader = 'method.response.header.Allow';
     resource.addMethod(
-      method,
+      'ANY',
       new apigateway.MockIntegration({
         requestTemplates: { 'application/json': '{"statusCode": 405}' },
         passthroughBehavior: apigateway.PassthroughBehavior.WHEN_NO_TEMPLATES,

@@ -1,4 +1,5 @@
 import * as z from './schemas/zod';
+import { GSI1, GSI2, type GSI3 } from './store/table';
 import { addressesBody, addressList, listAddressesQuery } from './schemas/addresses';
 import { backfill, backfillList, backfillPath, createBackfillBody, listBackfillsQuery } from './schemas/backfills';
 import { apiKeyList, apiKeyPath, createApiKeyBody, createdApiKey, apiKey, listApiKeysQuery } from './schemas/api-keys';
@@ -40,17 +41,21 @@ export interface Route {
   /** Absent for operations that take no body: any body sent is ignored. */
   body?: z.ZodType;
   response: z.ZodType;
-  /** The DynamoDB actions the operation's code sends: its Lambda is granted these and no others. */
+  /** The DynamoDB actions the operation's code sends to the table: its Lambda is granted these and no others. */
   tableActions: readonly TableAction[];
+  /** The indexes the operation queries: its Lambda may query these and no other. */
+  queriedIndexes?: readonly IndexName[];
   /** Error statuses the operation itself answers with besides those every operation may (see `lib/openapi`). */
   errorStatuses?: readonly (404 | 409)[];
   /** Whether the operation signs or checks page tokens (and so may read the page-token key). */
   usesPageTokens?: true;
   /** Whether the operation queues messages for delivery (and so may send to the delivery queue). */
   queuesDeliveries?: true;
-  /** Whether the operation makes or deletes the API Gateway API keys of the account's keys (on AWS). */
-  managesGatewayKeys?: true;
+  /** The API Gateway API keys of the account's keys (on AWS) the operation makes (and deletes, when a key is half made) or only deletes. */
+  managesGatewayKeys?: 'create' | 'delete';
 }
+
+export type IndexName = typeof GSI1.indexName | typeof GSI2.indexName | typeof GSI3.indexName;
 
 export type TableAction =
   | 'dynamodb:GetItem'
@@ -126,6 +131,7 @@ export const routes = {
     pathParameters: noParameters,
     response: webhookList,
     tableActions: ['dynamodb:Query'],
+    queriedIndexes: [GSI1.indexName],
     usesPageTokens: true,
   }),
   createWebhook: route({
@@ -257,6 +263,7 @@ export const routes = {
     response: deliveryList,
     // BatchGetItem: pending and failed messages are found through gsi2, which holds their keys only.
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'],
+    queriedIndexes: [GSI2.indexName],
     usesPageTokens: true,
   }),
   getDelivery: route({
@@ -307,6 +314,7 @@ export const routes = {
     body: recoverBody,
     response: recoverResult,
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+    queriedIndexes: [GSI2.indexName],
     queuesDeliveries: true,
   }),
   sendTestNotification: route({
@@ -355,6 +363,7 @@ export const routes = {
     pathParameters: noParameters,
     response: accountStats,
     tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'],
+    queriedIndexes: [GSI1.indexName],
   }),
   createBackfill: route({
     operationId: 'createBackfill',
@@ -449,6 +458,7 @@ export const routes = {
     pathParameters: noParameters,
     response: apiKeyList,
     tableActions: ['dynamodb:Query'],
+    queriedIndexes: [GSI1.indexName],
     usesPageTokens: true,
   }),
   createApiKey: route({
@@ -468,8 +478,9 @@ export const routes = {
     // GetItem: the account's count of keys, the calling key; UpdateItem: the count, the minute's creations;
     // Query: the account's keys, to start a count or find a key it does not name; PutItem: the key.
     tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:PutItem'],
+    queriedIndexes: [GSI1.indexName],
     errorStatuses: [409],
-    managesGatewayKeys: true,
+    managesGatewayKeys: 'create',
   }),
   revokeApiKey: route({
     operationId: 'revokeApiKey',
@@ -487,8 +498,9 @@ export const routes = {
     // GetItem: the account's count of keys, the calling and the revoked key; UpdateItem: the count, the
     // revocation; Query: the account's keys, to start a count or find a key it does not name.
     tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
+    queriedIndexes: [GSI1.indexName],
     errorStatuses: [404, 409],
-    managesGatewayKeys: true,
+    managesGatewayKeys: 'delete',
   }),
 };
 

@@ -65,15 +65,26 @@ describe.each(['dev', 'prod'])('chain followers in the %s stack', (stageName) =>
     });
   });
 
-  it.each(stage.followedChains)("grants chain %s's backfill runner only what it sends: its table actions on the table and the indexes it queries, SendMessage to the delivery queue, its chain's secret", (chainId) => {
-    const statements = statementsOf(resources, `webhooks-${stageName}-runBackfills${chainId}`).map(withSortedActions);
-    expect(statements).toEqual([
-      // Tracing's, which X-Ray grants on no narrower resource.
-      { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' },
-      tableGrant(resources, RUN_BACKFILLS.tableActions),
-      { Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: { 'Fn::GetAtt': [idOf(resources, 'AWS::SQS::Queue', 'QueueName', `webhooks-${stageName}-deliveries`), 'Arn'] } },
-      { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: secretIdOf(chainId) } },
-    ]);
+  it.each(stage.followedChains)("grants chain %s's three functions one role with only what they send: their table actions on the table and the indexes they query, SendMessage to the delivery queue, their chain's secret", (chainId) => {
+    const names = ['followChain', 'quarantinedBlocks', 'runBackfills'].map((kind) => `webhooks-${stageName}-${kind}${chainId}`);
+    const roles = new Set(names.map((name) => JSON.stringify(resources[idOf(resources, 'AWS::Lambda::Function', 'FunctionName', name)]!.Properties.Role)));
+    expect(roles.size).toBe(1);
+    for (const name of names) {
+      expect(statementsOf(resources, name).map(withSortedActions)).toEqual([
+        // Tracing's, which X-Ray grants on no narrower resource.
+        { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' },
+        ...tableGrant(resources, RUN_BACKFILLS),
+        { Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: { 'Fn::GetAtt': [idOf(resources, 'AWS::SQS::Queue', 'QueueName', `webhooks-${stageName}-deliveries`), 'Arn'] } },
+        { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: secretIdOf(chainId) } },
+      ]);
+    }
+  });
+
+  it('has room for 10 followed chains: each adds 18 resources, and the stack stays well under CloudFormation\'s 500', () => {
+    const count = (followedChains: string[]) => Object.keys(synth(stageName, { followedChains }).resources).length;
+    const [one, two] = [count(['43114']), count(['43114', '43113'])];
+    expect(two - one).toBe(18);
+    expect(one + 9 * (two - one)).toBeLessThanOrEqual(460);
   });
 
   const alarms = [

@@ -16,7 +16,7 @@ const synthHosting = () =>
     const stack = new Stack(app, 'console-hosting');
     const api = new apigateway.RestApi(stack, 'Api', { deployOptions: { stageName: 'test' } });
     api.root.addResource('v1').addMethod('GET', new apigateway.MockIntegration());
-    new ConsoleHosting(stack, 'Console', { assets: CONSOLE_DIST, api, apiPaths: API_PATHS });
+    new ConsoleHosting(stack, 'Console', { assets: CONSOLE_DIST, api, apiPaths: API_PATHS, logRetentionDays: 30 });
     return stack;
   });
 
@@ -27,9 +27,11 @@ const requestFor = (uri: string) => viewerRequest({ request: { method: 'GET', ur
 describe('the console on AWS', () => {
   const { template, resources } = synthHosting();
   const [distribution] = ofType(resources, 'AWS::CloudFront::Distribution').map(([, resource]) => resource.Properties.DistributionConfig);
+  /** The console's bucket and the access-log bucket. */
+  const bucketNamed = (prefix: string) => ofType(resources, 'AWS::S3::Bucket').find(([id]) => id.startsWith(prefix))!;
 
   it('keeps the files in a private bucket, reachable over TLS only, not a website', () => {
-    const [[bucketId, bucket]] = ofType(resources, 'AWS::S3::Bucket') as [[string, Resources[string]]];
+    const [bucketId, bucket] = bucketNamed('ConsoleBucket');
     expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
       BlockPublicAcls: true,
       BlockPublicPolicy: true,
@@ -37,7 +39,7 @@ describe('the console on AWS', () => {
       RestrictPublicBuckets: true,
     });
     expect(bucket.Properties.WebsiteConfiguration).toBeUndefined();
-    const [[, policy]] = ofType(resources, 'AWS::S3::BucketPolicy') as [[string, Resources[string]]];
+    const [, policy] = ofType(resources, 'AWS::S3::BucketPolicy').find(([, candidate]) => candidate.Properties.Bucket.Ref === bucketId)!;
     const statements: any[] = policy.Properties.PolicyDocument.Statement;
     expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
     // Read by CloudFront alone, for this distribution alone; nothing else is allowed.
@@ -127,8 +129,18 @@ describe('the console on AWS', () => {
     expect(pages.DistributionPaths).toEqual(['/console/index.html']);
   });
 
+  it("logs the distribution's and the console bucket's access to a private bucket that keeps them for the stage's retention", () => {
+    const [logsId, logs] = bucketNamed('ConsoleAccessLogs');
+    expect(logs.Properties).toMatchObject({
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      LifecycleConfiguration: { Rules: [{ ExpirationInDays: 30, Status: 'Enabled' }] },
+    });
+    expect(distribution.Logging).toEqual({ Bucket: { 'Fn::GetAtt': [logsId, 'RegionalDomainName'] }, Prefix: 'cloudfront/' });
+    expect(bucketNamed('ConsoleBucket')[1].Properties.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'console-bucket/' });
+  });
+
   it('lets the upload touch only the CDK asset bucket (read) and the console bucket, and invalidate', () => {
-    const [[bucketId]] = ofType(resources, 'AWS::S3::Bucket') as [[string, Resources[string]]];
+    const [bucketId] = bucketNamed('ConsoleBucket');
     const statements: { Action: string[]; Resource: unknown }[] = ofType(resources, 'AWS::IAM::Policy')
       .filter(([id]) => id.startsWith('CustomCDKBucketDeployment'))
       .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement);

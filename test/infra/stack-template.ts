@@ -4,8 +4,7 @@ import path from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { stageSettings, type StageSettings } from '../../lib/config/stages';
-import type { TableAction } from '../../lib/routes';
-import { GSI1, GSI2 } from '../../lib/store/table';
+import type { IndexName, TableAction } from '../../lib/routes';
 import { WebhooksStack } from '../../infra/webhooks-stack';
 
 export type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
@@ -42,11 +41,11 @@ export const withSortedActions = (statement: Statement) => ({ ...statement, Acti
 export const tableArnOf = (resources: Resources) => ({ 'Fn::GetAtt': [ofType(resources, 'AWS::DynamoDB::Table')[0]![0], 'Arn'] });
 export const indexArnOf = (resources: Resources, indexName: string) => ({ 'Fn::Join': ['', [tableArnOf(resources), `/index/${indexName}`]] });
 
-/** The statement the stack grants a function for `actions` (sorted): on the table, and with Query on gsi1 and gsi2 too. */
-export function tableGrant(resources: Resources, actions: readonly TableAction[]) {
-  const tableArn = tableArnOf(resources);
-  const queried = [GSI1, GSI2].map((index) => indexArnOf(resources, index.indexName));
-  return { Effect: 'Allow', Action: [...actions].sort(), Resource: actions.includes('dynamodb:Query') ? [tableArn, ...queried] : tableArn };
+/** The statements the stack grants a function for `tableActions` (sorted) on the table, and Query on `queriedIndexes`. */
+export function tableGrant(resources: Resources, { tableActions, queriedIndexes = [] }: { tableActions: readonly TableAction[]; queriedIndexes?: readonly IndexName[] }) {
+  const onTable = tableActions.length > 0 ? [{ Effect: 'Allow', Action: [...tableActions].sort(), Resource: tableArnOf(resources) }] : [];
+  const onIndexes = queriedIndexes.map((index) => indexArnOf(resources, index));
+  return [...onTable, ...(onIndexes.length > 0 ? [{ Effect: 'Allow', Action: ['dynamodb:Query'], Resource: onIndexes.length === 1 ? onIndexes[0] : onIndexes }] : [])];
 }
 
 /** The logical id of the one resource of `type` whose `property` is `value`. */
