@@ -6,10 +6,14 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import { API_KEY_HEADER } from '../lib/keys/authorize';
+import { VIA_CLOUDFRONT_HEADER, VIEWER_ADDRESS_HEADER, viaCloudFrontToken } from './api-rate-limit';
 import { CONSOLE_ASSETS_PATH, CONSOLE_PATH, CONSOLE_SECURITY_HEADERS, IMMUTABLE_CACHE_CONTROL } from './console-headers';
 
-/** The request headers the API reads (the authorizer its key, the body parser the media type): all it is sent through CloudFront. */
-const API_REQUEST_HEADERS = [API_KEY_HEADER, 'content-type'];
+/**
+ * The request headers the API reads (the authorizer its key, the body parser the media type), and the
+ * viewer's address that the API's WAF rule counts (api-rate-limit.ts): all it is sent through CloudFront.
+ */
+const API_REQUEST_HEADERS = [API_KEY_HEADER, 'content-type', VIEWER_ADDRESS_HEADER];
 
 export interface ConsoleHostingProps {
   /** The built console (console/dist): index.html and assets/. */
@@ -83,8 +87,14 @@ export class ConsoleHosting extends Construct {
       queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
       cookieBehavior: cloudfront.OriginRequestCookieBehavior.none(),
     });
+    const viewerAddress = new cloudfront.Function(this, 'ViewerAddress', {
+      comment: "Tells the API's WAF rule the viewer's address, in place of any the viewer sent",
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(VIEWER_ADDRESS_FUNCTION),
+    });
     const api: cloudfront.BehaviorOptions = {
-      origin: new origins.RestApiOrigin(props.api),
+      origin: new origins.RestApiOrigin(props.api, { customHeaders: { [VIA_CLOUDFRONT_HEADER]: viaCloudFrontToken(this) } }),
+      functionAssociations: [{ function: viewerAddress, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
       viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
       allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
       cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
@@ -152,6 +162,12 @@ export class ConsoleHosting extends Construct {
     for (const [id, reason] of Object.entries(uploads)) Validations.of(stack).acknowledge({ id, reason });
   }
 }
+
+/** The viewer-request function of the API's paths: the viewer's address in VIEWER_ADDRESS_HEADER, whatever the viewer sent there. */
+export const VIEWER_ADDRESS_FUNCTION = `function handler(event) {
+  event.request.headers['${VIEWER_ADDRESS_HEADER}'] = { value: event.viewer.ip };
+  return event.request;
+}`;
 
 /** The console's headers as a CloudFront function's response carries them (its redirects: the response headers policy covers the rest). */
 const FUNCTION_RESPONSE_HEADERS = Object.fromEntries(Object.entries(CONSOLE_SECURITY_HEADERS).map(([name, value]) => [name.toLowerCase(), { value }]));

@@ -1,5 +1,5 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { rateLimitedMessage } from '../../infra/api-rate-limit';
+import { rateLimitedMessage, VIA_CLOUDFRONT_HEADER, VIEWER_ADDRESS_HEADER } from '../../infra/api-rate-limit';
 import { ofType, synth } from './stack-template';
 
 describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
@@ -14,10 +14,32 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
     template.resourceCountIs('AWS::WAFv2::WebACL', 1);
     const [aclId, acl] = ofType(resources, 'AWS::WAFv2::WebACL')[0]!;
     expect(acl.Properties).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+    // Through CloudFront (its header carrying the stack's own token), by the viewer's address it adds; otherwise by the caller's own.
+    const viaCloudFront = {
+      ByteMatchStatement: {
+        FieldToMatch: { SingleHeader: { Name: VIA_CLOUDFRONT_HEADER } },
+        PositionalConstraint: 'EXACTLY',
+        SearchString: { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] },
+        TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+      },
+    };
+    const block = { Block: { CustomResponse: expect.objectContaining({ ResponseCode: 429, CustomResponseBodyKey: 'rate-limited' }) } };
     expect(acl.Properties.Rules).toEqual([
       expect.objectContaining({
-        Statement: { RateBasedStatement: { Limit: 2000, EvaluationWindowSec: 300, AggregateKeyType: 'IP' } },
-        Action: { Block: { CustomResponse: expect.objectContaining({ ResponseCode: 429, CustomResponseBodyKey: 'rate-limited' }) } },
+        Statement: {
+          RateBasedStatement: {
+            Limit: 2000,
+            EvaluationWindowSec: 300,
+            AggregateKeyType: 'FORWARDED_IP',
+            ForwardedIPConfig: { HeaderName: VIEWER_ADDRESS_HEADER, FallbackBehavior: 'MATCH' },
+            ScopeDownStatement: viaCloudFront,
+          },
+        },
+        Action: block,
+      }),
+      expect.objectContaining({
+        Statement: { RateBasedStatement: { Limit: 2000, EvaluationWindowSec: 300, AggregateKeyType: 'IP', ScopeDownStatement: { NotStatement: { Statement: viaCloudFront } } } },
+        Action: block,
       }),
     ]);
     const body = JSON.parse(acl.Properties.CustomResponseBodies['rate-limited'].Content);

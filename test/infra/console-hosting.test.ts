@@ -2,7 +2,8 @@ import { Stack } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import { Match } from 'aws-cdk-lib/assertions';
 import { CONSOLE_CONTENT_SECURITY_POLICY, CONSOLE_SECURITY_HEADERS, IMMUTABLE_CACHE_CONTROL } from '../../infra/console-headers';
-import { CONSOLE_PATHS_FUNCTION, ConsoleHosting } from '../../infra/console-hosting';
+import { CONSOLE_PATHS_FUNCTION, ConsoleHosting, VIEWER_ADDRESS_FUNCTION } from '../../infra/console-hosting';
+import { VIA_CLOUDFRONT_HEADER, VIEWER_ADDRESS_HEADER } from '../../infra/api-rate-limit';
 import { CONSOLE_DIST } from '../../infra/console-build';
 import { ofType, synthIn, type Resources } from './stack-template';
 
@@ -78,13 +79,25 @@ describe('the console on AWS', () => {
         ViewerProtocolPolicy: 'https-only',
       });
     }
-    // No cookie, no other header (Host, Authorization, a viewer's own): the API key header and the body's media type.
+    // No cookie, no other header (Host, Authorization, a viewer's own): the API key header, the body's media type, and the viewer's address as CloudFront saw it.
     expect(policy.Properties.OriginRequestPolicyConfig).toMatchObject({
-      HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['x-service-api-key', 'content-type'] },
+      HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['x-service-api-key', 'content-type', VIEWER_ADDRESS_HEADER] },
       QueryStringsConfig: { QueryStringBehavior: 'all' },
       CookiesConfig: { CookieBehavior: 'none' },
     });
     expect(distribution.DefaultCacheBehavior).toMatchObject({ AllowedMethods: ['GET', 'HEAD'], ViewerProtocolPolicy: 'redirect-to-https' });
+  });
+
+  it("tells the API's WAF rule each viewer's address, in place of any the viewer sent, and that the request came through CloudFront", () => {
+    const apiOrigin = distribution.Origins.find((origin: any) => origin.CustomOriginConfig);
+    expect(apiOrigin.OriginCustomHeaders).toEqual([{ HeaderName: VIA_CLOUDFRONT_HEADER, HeaderValue: { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] } }]);
+    const [functionId] = ofType(resources, 'AWS::CloudFront::Function').find(([, fn]) => fn.Properties.FunctionCode === VIEWER_ADDRESS_FUNCTION)!;
+    for (const behavior of distribution.CacheBehaviors) {
+      expect(behavior.FunctionAssociations).toEqual([{ EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [functionId, 'FunctionARN'] } }]);
+    }
+    const viewerAddress = new Function(`${VIEWER_ADDRESS_FUNCTION}; return handler;`)() as (event: unknown) => any;
+    const request = viewerAddress({ viewer: { ip: '203.0.113.7' }, request: { method: 'GET', uri: '/v1/webhooks', headers: { [VIEWER_ADDRESS_HEADER]: { value: '198.51.100.1' } } } });
+    expect(request.headers[VIEWER_ADDRESS_HEADER]).toEqual({ value: '203.0.113.7' });
   });
 
   it('adds the local gateway\'s console headers, the same Content-Security-Policy, and HSTS to every response', () => {
