@@ -313,7 +313,7 @@ export const routes = {
     pathParameters: webhookPath,
     body: recoverBody,
     response: recoverResult,
-    tableActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
     queriedIndexes: [GSI2.indexName],
     queuesDeliveries: true,
   }),
@@ -457,7 +457,7 @@ export const routes = {
     query: listApiKeysQuery,
     pathParameters: noParameters,
     response: apiKeyList,
-    tableActions: ['dynamodb:Query'],
+    tableActions: [],
     queriedIndexes: [GSI1.indexName],
     usesPageTokens: true,
   }),
@@ -477,7 +477,7 @@ export const routes = {
     response: createdApiKey,
     // GetItem: the account's count of keys, the calling key; UpdateItem: the count, the minute's creations;
     // Query: the account's keys, to start a count or find a key it does not name; PutItem: the key.
-    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:PutItem'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
     queriedIndexes: [GSI1.indexName],
     errorStatuses: [409],
     managesGatewayKeys: 'create',
@@ -497,7 +497,7 @@ export const routes = {
     response: apiKey,
     // GetItem: the account's count of keys, the calling and the revoked key; UpdateItem: the count, the
     // revocation; Query: the account's keys, to start a count or find a key it does not name.
-    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
     queriedIndexes: [GSI1.indexName],
     errorStatuses: [404, 409],
     managesGatewayKeys: 'delete',

@@ -124,6 +124,7 @@ describe.each(['dev', 'prod'])('delivery in the %s stack', (stageName) => {
 
   it.each([routes.listDeliveries, routes.recoverFailedDeliveries])('lets $operationId query gsi2, where messages are by status, and no other index', (route) => {
     const queries = tableStatements(statementsOf(resources, functionName(route.operationId))).filter((statement) => actionsOf(statement).includes('dynamodb:Query'));
-    expect(queries.map((statement) => statement.Resource)).toEqual([tableArn, indexArn(GSI2.indexName)]);
+    const onTable = (route.tableActions as readonly string[]).includes('dynamodb:Query') ? [tableArn] : [];
+    expect(queries.map((statement) => statement.Resource)).toEqual([...onTable, indexArn(GSI2.indexName)]);
   });
 });
