@@ -18,8 +18,8 @@ export type TracesWanted = () => Promise<boolean>;
 const UNTRACED_LOGGED = 5;
 
 export class BlockSource {
-  /** The next blocks, asked for while the last ones were being recorded. */
-  private prefetched: { first: number; last: number; traced: Promise<boolean>; blocks: Promise<PromiseSettledResult<BlockData>[]> } | undefined;
+  /** Blocks asked for ahead, while the last ones were being recorded, by number: each with whether it was asked for traced. */
+  private readonly ahead = new Map<number, { traced: Promise<boolean>; block: Promise<PromiseSettledResult<BlockData>> }>();
   private readonly tracesWanted: TracesWanted;
 
   constructor(
@@ -51,26 +51,37 @@ export class BlockSource {
     }
   }
 
-  /** Asks for the blocks from `first` to `last`, for the next `blocksFrom` of the same blocks. */
+  /**
+   * Asks for the blocks from `first` to `last` not asked for yet, for the next `blocksFrom`s of them:
+   * several runs ahead, so that the node works on them at once while the follower records a run.
+   */
   prefetch(first: number, last: number) {
     const traced = this.tracesWanted();
-    this.prefetched = { first, last, traced, blocks: traced.then((traces) => this.fetchBlocks(first, last, traces)) };
+    for (let number = first; number <= last; number += 1) {
+      if (!this.ahead.has(number)) this.ahead.set(number, { traced, block: traced.then((traces) => this.settledBlockAt(number, traces)) });
+    }
   }
 
+  /** Drops the blocks asked for ahead (a fork, a backfill moving on to another range): they are asked for again if wanted. */
   forgetPrefetched() {
-    this.prefetched = undefined;
+    this.ahead.clear();
   }
 
   /**
-   * The blocks from `first` to `last`, each fetched or failed: those prefetched, else asked for now;
-   * traced when wanted now (prefetched untraced blocks are asked for again once a webhook wants traces).
+   * The blocks from `first` to `last`, each fetched or failed: those asked for ahead, else asked for
+   * now; traced when wanted now (blocks asked for untraced are asked for again once a webhook wants
+   * traces). Each block asked for ahead is given once: a failed one is asked for again next time.
    */
   async blocksFrom(first: number, last: number): Promise<PromiseSettledResult<BlockData>[]> {
-    const prefetched = this.prefetched;
-    this.prefetched = undefined;
     const traced = await this.tracesWanted();
-    if (prefetched?.first === first && prefetched.last === last && (!traced || (await prefetched.traced))) return prefetched.blocks;
-    return this.fetchBlocks(first, last, traced);
+    for (const number of this.ahead.keys()) if (number < first) this.ahead.delete(number);
+    const blocks = Array.from({ length: last - first + 1 }, async (_, index) => {
+      const number = first + index;
+      const early = this.ahead.get(number);
+      this.ahead.delete(number);
+      return early && (!traced || (await early.traced)) ? early.block : this.settledBlockAt(number, traced);
+    });
+    return Promise.all(blocks);
   }
 
   /** The block at `number`, traced when wanted: a quarantined block taken again. */
@@ -78,8 +89,9 @@ export class BlockSource {
     return this.node.blockAt(number, { traces: await this.tracesWanted() });
   }
 
-  private fetchBlocks(first: number, last: number, traces: boolean): Promise<PromiseSettledResult<BlockData>[]> {
-    return Promise.allSettled(Array.from({ length: last - first + 1 }, (_, index) => this.node.blockAt(first + index, { traces })));
+  private async settledBlockAt(number: number, traces: boolean): Promise<PromiseSettledResult<BlockData>> {
+    const [settled] = await Promise.allSettled([this.node.blockAt(number, { traces })]);
+    return settled!;
   }
 
   /** Counts (and logs) the transactions of blocks taken that are notified without their traces: the node could not give them. */

@@ -33,11 +33,16 @@ export const CATCH_UP_BATCH = 50;
  * the trace and inactive-webhook queries) stay small beside its matching and recording.
  */
 const RUN_TRANSACTIONS = 500;
+/**
+ * Transactions asked for ahead of the run being recorded, about, while catching up: the node works on
+ * several blocks at once (as a node answers many requests at once) while the follower records one.
+ */
+const AHEAD_TRANSACTIONS = 2_000;
 
-/** The next run's length, from the transactions per block of the last run: between 1 and `max` blocks. */
-export function blocksPerRun(last: BlockData[], max: number): number {
-  const transactions = last.reduce((total, { block }) => total + block.transactions.length, 0);
-  return Math.max(1, Math.min(max, Math.floor((RUN_TRANSACTIONS * Math.max(1, last.length)) / Math.max(1, transactions))));
+/** The next run's length (or, for `transactions` of AHEAD_TRANSACTIONS, how far to ask ahead), from the transactions per block of the last run: between 1 and `max` blocks. */
+export function blocksPerRun(last: BlockData[], max: number, transactions = RUN_TRANSACTIONS): number {
+  const inLast = last.reduce((total, { block }) => total + block.transactions.length, 0);
+  return Math.max(1, Math.min(max, Math.floor((transactions * Math.max(1, last.length)) / Math.max(1, inLast))));
 }
 /** Failures in a row, for a reason that is not transient, after which a block is quarantined (docs/chain-follower.md). */
 export const QUARANTINE_AFTER_ATTEMPTS = 5;
@@ -82,8 +87,12 @@ export class ChainFollower {
   private failing: { hash: string; attempts: number } | undefined;
   /** The block after the checkpoint when it could not be fetched, and how many times in a row. */
   private unreadable: { number: number; attempts: number } | undefined;
-  /** Blocks taken in the next step while catching up: fewer on a chain of full blocks (blocksPerRun). */
-  private runBlocks = CATCH_UP_BATCH;
+  /**
+   * Blocks taken in the next step while catching up, and asked for ahead of it, from the size of the
+   * last blocks taken (blocksPerRun): one block until the first is seen, whose size is not known before.
+   */
+  private runBlocks = 1;
+  private aheadBlocks = 1;
 
   constructor(
     readonly chain: ChainSettings,
@@ -132,6 +141,8 @@ export class ChainFollower {
       // A node behind answers `null` for a block it has not seen yet: below its head, that is no fork.
       if (!checkpointHash && head >= checkpoint.number) throw new LaggingNodeError(`block ${checkpoint.number} is not known yet`);
       this.checkpoint = undefined;
+      // Blocks asked for ahead may be of the chain as it was.
+      this.blocks.forgetPrefetched();
       await this.rewind(checkpoint, checkpointHash, safe);
       return { ...idle, caughtUp: false };
     }
@@ -141,9 +152,9 @@ export class ChainFollower {
     // The blocks before the first that could not be fetched are taken; that one is first in the next step.
     const failedAt = fetched.findIndex((one) => one.status === 'rejected');
     const blocks = fetched.slice(0, failedAt < 0 ? undefined : failedAt).map((one) => (one as PromiseFulfilledResult<BlockData>).value);
-    if (blocks.length > 0) this.runBlocks = blocksPerRun(blocks, CATCH_UP_BATCH);
+    if (blocks.length > 0) [this.runBlocks, this.aheadBlocks] = [blocksPerRun(blocks, CATCH_UP_BATCH), blocksPerRun(blocks, CATCH_UP_BATCH, AHEAD_TRANSACTIONS)];
     // While catching up, the next blocks are fetched while these are matched and recorded.
-    if (last < safe && failedAt < 0) this.blocks.prefetch(last + 1, Math.min(safe, last + this.runBlocks));
+    if (last < safe && failedAt < 0) this.blocks.prefetch(last + 1, Math.min(safe, last + Math.max(this.runBlocks, this.aheadBlocks)));
     const result: StepResult = { lag: 0, head, caughtUp: false, checkpoint: checkpoint.number, blocks: 0, notifications: 0 };
     if (blocks.length > 0 && this.unreadable?.number === checkpoint.number + 1) this.unreadable = undefined;
     // The run of fetched blocks that extends the checkpoint: a fork under them is found by the next step.
