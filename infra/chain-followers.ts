@@ -94,13 +94,12 @@ export function addChainFollowers(stack: Stack, { stage, operationFunction, logG
     // A chain's three functions share a role (the grants of each are the chain's), a log group and an errors alarm: each
     // followed chain adds as few resources as it can to a stack CloudFormation caps at 500.
     const shared = {
-      role: new iam.Role(stack, `Chain${chainId}FunctionsRole`, {
-        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-        managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole')],
-      }),
+      role: new iam.Role(stack, `Chain${chainId}FunctionsRole`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') }),
       logGroup: logGroup(`Chain${chainId}Logs`, `/aws/lambda/${resourceName(`chain-${chainId}`)}`),
       errorsAlarm: `chain-${chainId}`,
     };
+    // Writing to their own log group alone, where the managed basic execution role would allow any.
+    shared.logGroup.grantWrite(shared.role);
     const follower = operationFunction(chainFunctionName('followChain', chainId), { ...FOLLOW_CHAIN, ...shared });
     const quarantine = operationFunction(chainFunctionName('quarantinedBlocks', chainId), { ...QUARANTINED_BLOCKS, ...shared });
     const backfills = operationFunction(chainFunctionName('runBackfills', chainId), { ...RUN_BACKFILLS, ...shared });

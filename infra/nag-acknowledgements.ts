@@ -10,7 +10,7 @@ import type { StageSettings } from '../lib/config/stages';
 export function acknowledgeDesignFindings(stack: Stack, stage: StageSettings): void {
   const findings: Record<string, string> = {
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]':
-      "Lambda's basic execution role: writing to the function's own log group, which AWS keeps current",
+      "Lambda's basic execution role of the functions CDK makes a role for (logs on any log group, as AWS keeps it); a chain's shared role writes its own log group alone",
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]':
       "API Gateway's account role for its execution and access logs, which AWS keeps current",
     'AwsSolutions-IAM5[Resource::*]': "X-Ray's PutTraceSegments and PutTelemetryRecords, which take no narrower resource (the stack test allows no other statement on *)",

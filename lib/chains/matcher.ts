@@ -51,7 +51,11 @@ export async function matchBlocks(chainId: string, blocks: BlockData[]): Promise
   let reads = watchers.reads.batchGets + watchers.reads.watcherQueries + watchers.reads.inactiveQueries;
   if (watchers.matches.size === 0) return { ...none, reads, saved: watchers.saved };
 
-  const webhooks = await activeWebhooks(chainId, [...new Set([...watchers.matches.values()].flat())]);
+  const webhooks = await activeWebhooks(chainId, [...new Set([...watchers.matches.values()].flat())]).catch(async (error: unknown) => {
+    // The saves under way end before the caller's work does, as they would have had it gone on.
+    await watchers.saved;
+    throw error;
+  });
   reads += webhooks.reads;
   const matches = touches.map((block, blockIndex) => {
     const byWebhook = new Map<string, WebhookMatch>();

@@ -69,8 +69,12 @@ describe.each(['dev', 'prod'])('chain followers in the %s stack', (stageName) =>
     const names = ['followChain', 'quarantinedBlocks', 'runBackfills'].map((kind) => `webhooks-${stageName}-${kind}${chainId}`);
     const roles = new Set(names.map((name) => JSON.stringify(resources[idOf(resources, 'AWS::Lambda::Function', 'FunctionName', name)]!.Properties.Role)));
     expect(roles.size).toBe(1);
+    const [roleId] = JSON.parse([...roles][0]!)['Fn::GetAtt'];
+    expect(resources[roleId]!.Properties.ManagedPolicyArns).toBeUndefined();
     for (const name of names) {
       expect(statementsOf(resources, name).map(withSortedActions)).toEqual([
+        // Its chain's log group alone, not the managed basic execution role's every log group.
+        { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [idOf(resources, 'AWS::Logs::LogGroup', 'LogGroupName', `/aws/lambda/webhooks-${stageName}-chain-${chainId}`), 'Arn'] } },
         // Tracing's, which X-Ray grants on no narrower resource.
         { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' },
         ...tableGrant(resources, RUN_BACKFILLS),
