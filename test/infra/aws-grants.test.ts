@@ -4,7 +4,7 @@ import path from 'node:path';
 import { asEntryPoint } from '../../lib/entry-point';
 import { routes } from '../../lib/routes';
 import { getWebhookItem } from '../../lib/store/webhooks';
-import { AWS_CALLS_DIR_VARIABLE, type AwsCall } from '../support/aws-calls';
+import { AWS_CALLS_DIR_VARIABLE, standInCall, type AwsCall } from '../support/aws-calls';
 import { callsOutsideGrants, functionNameOf, readRecordedCalls, unusedGrants } from '../support/aws-grants';
 import { useEmbeddedStore } from '../support/embedded-store';
 import { randomAccount } from '../support/factories';
@@ -43,6 +43,23 @@ describe("the check of recorded AWS calls against the stack's grants", () => {
     expect(outside({ ...keyUse, leadingKeys: ['ACCOUNT#'] })).toHaveLength(1);
     expect(outside({ ...keyUse, attributes: ['account', 'lastUsedAt', 'pk', 'sk'] })).toHaveLength(1);
     expect(outside({ ...keyUse, returnValues: 'ALL_NEW' })).toHaveLength(1);
+  });
+
+  it("holds a bundle's API Gateway and Secrets Manager calls (the stand-in's) to the IAM verbs and paths its function is granted", () => {
+    const asMade = (functionName: string, operation: string, body: Record<string, unknown> = {}) => standInCall('prod', functionName, operation, body);
+    expect(
+      outside(
+        asMade('webhooks-prod-createApiKey', 'GET /usageplans'),
+        asMade('webhooks-prod-createApiKey', 'POST /apikeys'),
+        asMade('webhooks-prod-createApiKey', 'POST /usageplans/abc123/keys'),
+        asMade('webhooks-prod-revokeApiKey', 'DELETE /apikeys/k1'),
+        asMade('webhooks-prod-followChain43114', 'secretsmanager.GetSecretValue', { SecretId: 'arn:aws:secretsmanager:us-east-1:0:secret:webhooks-prod-chain-43114-rpc-url-AbCdEf' }),
+        asMade('webhooks-prod-listWebhooks', 'secretsmanager.GetSecretValue', { SecretId: 'arn:aws:secretsmanager:us-east-1:0:secret:webhooks-prod-page-token-key-AbCdEf' }),
+      ),
+    ).toEqual([]);
+    expect(outside(asMade('webhooks-prod-revokeApiKey', 'POST /apikeys'))).toEqual(['webhooks-prod-revokeApiKey (revokeApiKey) sends apigateway:POST to apigateway:/apikeys: its role does not allow it']);
+    expect(outside(asMade('webhooks-prod-createApiKey', 'DELETE /usageplans/abc123'))).toHaveLength(1);
+    expect(outside(asMade('webhooks-prod-getWebhook', 'secretsmanager.GetSecretValue', { SecretId: 'arn:aws:secretsmanager:us-east-1:0:secret:webhooks-prod-page-token-key-AbCdEf' }))).toHaveLength(1);
   });
 
   it("finds a chain's functions under the first chain's name, and reports a grant no call used", () => {

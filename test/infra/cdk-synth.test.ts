@@ -19,6 +19,8 @@ import { getCheckpoint } from '../../lib/store/chains';
 import { createWebhook } from '../../lib/webhooks/webhooks';
 import { handler as authorizerHandler } from '../../functions/authorizer';
 import { authorizerEvent, keyHeader } from '../support/authorizer-event';
+import { standInCall } from '../support/aws-calls';
+import { callsOutsideGrants } from '../support/aws-grants';
 import { startAwsStandIn, type AwsStandIn } from '../support/aws-stand-in';
 import { bundledFunctions, bundleInvoker, resultOf, scheduledEvent, type InvokeOptions } from '../support/bundles';
 import { useDevChain } from '../support/dev-chain';
@@ -28,6 +30,7 @@ import { LAMBDA_NODE_MAJOR, lambdaNode } from '../support/lambda-node';
 import { comparableResponse, proxyEvent, type RouteRequest } from '../support/proxy-events';
 import { recordedMessages } from '../support/recorded-messages';
 import { startReceiver, type Receiver } from '../support/receiver';
+import { statementsOf } from './stack-template';
 import { useTempDir } from '../support/temp-dir';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -279,8 +282,8 @@ describe(`the bundles, each run in a fresh Node process (${node.description})`, 
     it("createApiKey's bundle made the key's API Gateway key, tagged with the stage, under the calling key's plan", () => {
       const created = aws.calls.filter((call) => call.operation.startsWith('POST '));
       expect(created).toEqual([
-        { operation: 'POST /apikeys', body: expect.objectContaining({ value: expect.any(String), enabled: true, tags: { stage: STAGE } }) },
-        { operation: 'POST /usageplans/plan-standard/keys', body: { keyId: expect.any(String), keyType: 'API_KEY' } },
+        { caller: `webhooks-${STAGE}-createApiKey`, operation: 'POST /apikeys', body: expect.objectContaining({ value: expect.any(String), enabled: true, tags: { stage: STAGE } }) },
+        { caller: `webhooks-${STAGE}-createApiKey`, operation: 'POST /usageplans/plan-standard/keys', body: { keyId: expect.any(String), keyType: 'API_KEY' } },
       ]);
     });
   });
@@ -312,5 +315,13 @@ describe(`the bundles, each run in a fresh Node process (${node.description})`, 
 
   it('no bundle called an AWS service the stand-ins do not answer', () => {
     expect(aws.calls.filter((call) => !/^(secretsmanager\.GetSecretValue|GET \/usageplans|POST \/apikeys|POST \/usageplans\/[^/]+\/keys)$/.test(call.operation))).toEqual([]);
+  });
+
+  it("made every Secrets Manager and API Gateway call within its function's grant in the template (what the in-process runs never send)", async () => {
+    const { Resources: resources } = await synthesized;
+    const calls = aws.calls.map(({ caller, operation, body }) => standInCall(STAGE, caller, operation, body));
+    // What the runs above sent, so that the check below had something to check.
+    expect(calls.map(({ action }) => action)).toEqual(expect.arrayContaining(['secretsmanager:GetSecretValue', 'apigateway:GET', 'apigateway:POST']));
+    expect(callsOutsideGrants(resources, calls, (name) => statementsOf(resources, name))).toEqual([]);
   });
 });

@@ -87,6 +87,22 @@ function describe(serviceId: string, command: string, input: Record<string, any>
   return { action: `${serviceId.toLowerCase().replace(/\s/g, '')}:${command}`, resource: 'other:' };
 }
 
+/**
+ * A call a bundle made to the loopback stand-in (test/support/aws-stand-in.ts) as the recorder
+ * describes one: Secrets Manager's by the secret, API Gateway's as IAM names them (its HTTP method,
+ * on its path). `functionName` is the template's name of the function that made it.
+ */
+export function standInCall(stage: string, functionName: string, operation: string, body: Record<string, any>): AwsCall {
+  const entry = functionName.replace(new RegExp(`^webhooks-${stage}-`), '');
+  if (operation === 'secretsmanager.GetSecretValue') {
+    const name = String(body.SecretId);
+    const resource = /page-token-key-\w+$/.test(name) ? 'pageTokenKey' : /rpc-url-\w+$/.test(name) ? 'chainRpcUrl' : `other:${name}`;
+    return { entry, action: 'secretsmanager:GetSecretValue', resource };
+  }
+  const [method, path] = operation.split(' ') as [string, string];
+  return { entry, action: `apigateway:${method}`, resource: `apigateway:${path}` };
+}
+
 const seen = new Set<string>();
 
 function record(serviceId: string, command: string, input: Record<string, any>) {

@@ -36,6 +36,10 @@ function resourceName(resources: Resources, value: unknown): string {
   }
   const joined = intrinsic['Fn::Join'];
   if (joined && joined[0] === '' && joined[1].length === 2 && resourceName(resources, joined[1][0]) === 'table') return `index${String(joined[1][1]).replace(/^\/index/, '')}`;
+  // An API Gateway resource, `arn:<partition>:apigateway:<region>::/usageplans/<a plan's id>/keys`: its path, a reference in it `*`.
+  const arn = typeof value === 'string' ? value : joined?.[0] === '' ? joined[1].map((part) => (typeof part === 'string' ? part : '*')).join('') : undefined;
+  const apiGatewayPath = arn === undefined ? undefined : /:apigateway:[^:]*::(\/.*)$/.exec(arn)?.[1];
+  if (apiGatewayPath) return `apigateway:${apiGatewayPath}`;
   return JSON.stringify(value);
 }
 
@@ -65,7 +69,7 @@ function meetsConditions(call: AwsCall, condition: Condition | undefined): boole
 const allows = (resources: Resources, statement: TemplateStatement, call: AwsCall) =>
   statement.Effect === 'Allow' &&
   actionsOf(statement).some((action) => action === call.action || likePattern(action).test(call.action)) &&
-  resourcesOf(resources, statement).some((resource) => resource === '*' || resource === call.resource) &&
+  resourcesOf(resources, statement).some((resource) => resource === call.resource || likePattern(resource).test(call.resource)) &&
   meetsConditions(call, statement.Condition);
 
 /** The name the template gives the function an entry point stands for (a chain's: the first chain's). */

@@ -9,6 +9,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 export interface StandInCall {
+  /** The function that made it: the access key id it signed with (a bundle run's is its function's name). */
+  caller: string;
   /** `secretsmanager.GetSecretValue`, or an HTTP method and path (`POST /apikeys`). */
   operation: string;
   body: Record<string, any>;
@@ -40,7 +42,8 @@ export async function startAwsStandIn(): Promise<AwsStandIn> {
     const target = request.headers['x-amz-target'];
     const path = new URL(request.url!, 'http://stand-in').pathname;
     const operation = typeof target === 'string' ? target : `${request.method} ${path}`;
-    calls.push({ operation, body });
+    const caller = /Credential=([^/,\s]+)\//.exec(String(request.headers.authorization ?? ''))?.[1] ?? '';
+    calls.push({ caller, operation, body });
     if (operation === 'secretsmanager.GetSecretValue') {
       const secret = secrets.get(body.SecretId);
       if (!secret) return answer(response, 400, `Secrets Manager can't find the specified secret.`, 'ResourceNotFoundException');

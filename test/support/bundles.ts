@@ -96,7 +96,8 @@ function lambdaEnvironment(fn: BundledFunction, standIns: StandIns): Record<stri
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     AWS_REGION: REGION,
     AWS_DEFAULT_REGION: REGION,
-    AWS_ACCESS_KEY_ID: 'AKIDBUNDLETEST',
+    // The stand-in tells the functions' calls apart by the key they sign with (aws-stand-in.ts).
+    AWS_ACCESS_KEY_ID: fn.functionName,
     AWS_SECRET_ACCESS_KEY: 'bundle-test',
     AWS_CONFIG_FILE: path.join(fn.assetDir, 'no-aws-config'),
     AWS_SHARED_CREDENTIALS_FILE: path.join(fn.assetDir, 'no-aws-credentials'),
