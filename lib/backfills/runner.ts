@@ -42,6 +42,8 @@ export interface BackfillRunOptions {
  * down to one on a chain of full blocks.
  */
 export const FIRST_RUN_BLOCKS = CATCH_UP_BATCH;
+/** Transactions a backfill's run holds, about: larger than the live follower's, which overlaps fetching and recording a block at a time, as a backfill's paced requests need not. */
+const RUN_TRANSACTIONS = 2_000;
 export const MAX_RUN_BLOCKS = 500;
 /** A run lasts about this long at most at a backfill's share of the pace, so that a cancel or a stop waits no longer. */
 const RUN_SECONDS = 2;
@@ -224,7 +226,7 @@ class BackfillWork {
     const blocks = fetched.slice(0, failedAt < 0 ? undefined : failedAt).map((one) => (one as PromiseFulfilledResult<BlockData>).value);
     if (blocks.length === 0) return this.unreadableBlock(first, (fetched[0] as PromiseRejectedResult).reason);
     this.unreadable = undefined;
-    this.runBlocks = blocksPerRun(blocks, this.maxRunBlocks);
+    this.runBlocks = blocksPerRun(blocks, this.maxRunBlocks, RUN_TRANSACTIONS);
     // The next run's blocks are fetched while these are matched and recorded.
     if (failedAt < 0 && last < current.toBlock && Date.now() < this.until) this.follower.blocks.prefetch(last + 1, Math.min(current.toBlock, last + this.runBlocks));
     const recordedBefore = this.queue.recorded;
