@@ -1,6 +1,5 @@
 import './local/node-version-warning';
 import './cli-output';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_DYNAMODB_PORT, runtimeConfig } from '../lib/config/runtime';
@@ -11,6 +10,7 @@ import { describeDeployedStage, type DeployedStage } from './deployed-stage';
 import { createKey, revokeKey, type RevocationTarget } from './key-commands';
 import { dataDirOf, DEFAULT_DATA_DIR, ensureStoreCredential, makeDataDirPrivate } from './local/data-dir';
 import { ensureTable, startEmbeddedDynamoDb, type EmbeddedDynamoDb } from './local/embedded-dynamodb';
+import { keyFileArgument } from './local/key-file';
 import { useRunningStore } from './local/running-store';
 
 const USAGE = `Usage:
@@ -105,7 +105,7 @@ async function revocationTargetOf(rest: string[], values: { account?: string; 'k
   const keyFile = values['key-file'];
   if (keyFile !== undefined) {
     if (rest.length > 0) throw new UsageError('revoke takes either a key id (with --account) or --key-file, not both');
-    const key = (keyFile === '-' ? await readStdin() : await readFile(keyFile, 'utf8')).trim();
+    const key = await keyFileArgument(keyFile);
     if (!isApiKeyForm(key)) throw new UsageError(`${keyFile === '-' ? 'stdin' : keyFile} does not hold a key (whk_ and 43 characters)`);
     return { key };
   }
@@ -134,12 +134,6 @@ function keyNameOf(value: string): string {
   const parsed = name.safeParse(value);
   if (!parsed.success) throw new UsageError(`--name ${parsed.error.issues[0]!.message}`);
   return parsed.data;
-}
-
-async function readStdin(): Promise<string> {
-  let text = '';
-  for await (const chunk of process.stdin) text += chunk;
-  return text;
 }
 
 function requireAccount(account: string | undefined): string {

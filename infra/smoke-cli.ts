@@ -1,9 +1,10 @@
 import './local/node-version-warning';
 import './cli-output';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { isApiKeyForm } from '../lib/keys/api-keys';
 import { DELIVERY_TIMEOUT_MS, walkStage, type SmokeTarget, type StepOutcome } from './smoke-walk';
+import { keyFileArgument } from './local/key-file';
 import { terminalSafe } from './terminal-text';
 
 const USAGE = `Usage:
@@ -62,26 +63,18 @@ function httpUrl(value: string, option: string): string {
  * key is as exposed as it will be, and secret files mounted by CI runners are often 0644.
  */
 async function keyFrom(file: string): Promise<string> {
-  let text: string;
+  let key: string;
   try {
-    if (file === '-') text = await readStdin();
-    else {
+    if (file !== '-') {
       const { mode } = await stat(file);
       if ((mode & 0o077) !== 0) warn(`${file} can be read by other users (mode ${(mode & 0o777).toString(8)}): the key in it is theirs too; chmod 600 ${file}`);
-      text = await readFile(file, 'utf8');
     }
+    key = await keyFileArgument(file);
   } catch (error) {
     throw new UsageError(`cannot read --key-file ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  const key = text.trim();
   if (!isApiKeyForm(key)) throw new UsageError(`${file === '-' ? 'stdin' : file} does not hold an API key (whk_ and 43 characters)`);
   return key;
-}
-
-async function readStdin(): Promise<string> {
-  let text = '';
-  for await (const chunk of process.stdin) text += chunk;
-  return text;
 }
 
 /** One line: the step, OK or FAIL, its milliseconds; on FAIL the HTTP status and what the stage said (escaped: it is the stage's text). */

@@ -22,3 +22,11 @@ export async function readKeyFile(file: string): Promise<string | undefined> {
     throw error;
   }
 }
+
+/** A key given to a CLI by `--key-file`: the file's content, or standard input's for `-`, without surrounding whitespace. */
+export async function keyFileArgument(file: string): Promise<string> {
+  if (file !== '-') return (await readFile(file, 'utf8')).trim();
+  let text = '';
+  for await (const chunk of process.stdin) text += chunk;
+  return text.trim();
+}
