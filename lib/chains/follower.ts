@@ -34,8 +34,9 @@ export const CATCH_UP_BATCH = 50;
  */
 const RUN_TRANSACTIONS = 500;
 /**
- * Transactions asked for ahead of the run being recorded, about, while catching up: the node works on
- * several blocks at once (as a node answers many requests at once) while the follower records one.
+ * Transactions asked for ahead of the run being recorded, about, while catching up (at least a run's):
+ * the node works on several blocks at once (as a node answers many requests at once) while the
+ * follower records one.
  */
 const AHEAD_TRANSACTIONS = 2_000;
 
@@ -154,7 +155,7 @@ export class ChainFollower {
     const blocks = fetched.slice(0, failedAt < 0 ? undefined : failedAt).map((one) => (one as PromiseFulfilledResult<BlockData>).value);
     if (blocks.length > 0) [this.runBlocks, this.aheadBlocks] = [blocksPerRun(blocks, CATCH_UP_BATCH), blocksPerRun(blocks, CATCH_UP_BATCH, AHEAD_TRANSACTIONS)];
     // While catching up, the next blocks are fetched while these are matched and recorded.
-    if (last < safe && failedAt < 0) this.blocks.prefetch(last + 1, Math.min(safe, last + Math.max(this.runBlocks, this.aheadBlocks)));
+    if (last < safe && failedAt < 0) this.blocks.prefetch(last + 1, Math.min(safe, last + this.aheadBlocks));
     const result: StepResult = { lag: 0, head, caughtUp: false, checkpoint: checkpoint.number, blocks: 0, notifications: 0 };
     if (blocks.length > 0 && this.unreadable?.number === checkpoint.number + 1) this.unreadable = undefined;
     // The run of fetched blocks that extends the checkpoint: a fork under them is found by the next step.
