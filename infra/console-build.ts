@@ -15,7 +15,7 @@ export const CONSOLE_DIST = path.join(CONSOLE_ROOT, 'dist');
 const BUILD_HASH_FILE = '.build-hash';
 
 /** What the build reads, relative to the project root: a change to any of them rebuilds. */
-const BUILD_INPUTS = ['console/src', 'console/index.html', 'console/vite.config.ts', 'console/tsconfig.json', 'infra/console-headers.ts', 'package-lock.json'];
+const BUILD_INPUTS = ['console/src', 'lib/text.ts', 'console/index.html', 'console/vite.config.ts', 'console/tsconfig.json', 'infra/console-headers.ts', 'package-lock.json'];
 
 /** Temporary build folders beside dist: `.dist-<pid>-<random>`, so that a folder left by a killed build can be told from one under way. */
 const TEMP_PREFIX = '.dist-';

@@ -6,6 +6,7 @@ import { DEFAULT_DYNAMODB_PORT, runtimeConfig } from '../lib/config/runtime';
 import { stageSettings, type UsagePlanName } from '../lib/config/stages';
 import { API_KEY_ID_PATTERN, apiKeyId, isApiKeyForm, listApiKeys } from '../lib/keys/api-keys';
 import { name } from '../lib/schemas/fields';
+import { escapeHidden } from '../lib/text';
 import { describeDeployedStage, type DeployedStage } from './deployed-stage';
 import { createKey, revokeKey, type RevocationTarget } from './key-commands';
 import { dataDirOf, DEFAULT_DATA_DIR, ensureStoreCredential, makeDataDirPrivate } from './local/data-dir';
@@ -126,8 +127,7 @@ async function revocationTargetOf(rest: string[], values: { account?: string; 'k
  * A key's name (an account's text) for the operator's terminal: quoted, and what could reorder or hide
  * the rest of the line (bidirectional overrides, zero-width characters, line separators) escaped.
  */
-const quotedName = (keyName: string) =>
-  JSON.stringify(keyName).replace(/[\p{Cf}\p{Zl}\p{Zp}]/gu, (character) => `\\u${character.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+const quotedName = (keyName: string) => escapeHidden(JSON.stringify(keyName));
 
 /** --name, as the API's `name` allows it. */
 function keyNameOf(value: string): string {

@@ -1,3 +1,4 @@
+import { escapeHidden } from '../../lib/text';
 import type { Webhook } from './api/client';
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
@@ -34,5 +35,12 @@ export function prettyJson(text: string): string {
   }
 }
 
+/**
+ * A name someone chose, with what hides in it or turns it around escaped (`npm start\u200b`): the API
+ * refuses such names now, but ones stored before it did are shown as they are.
+ */
+export const shownName = (name: string) => escapeHidden(name);
+export const shownDescription = (description: string) => escapeHidden(description, 'description');
+
 /** What a webhook is called where it is listed: its name, or its id when it has none. */
-export const webhookTitle = (webhook: Pick<Webhook, 'id' | 'name'>) => webhook.name || webhook.id;
+export const webhookTitle = (webhook: Pick<Webhook, 'id' | 'name'>) => shownName(webhook.name) || webhook.id;

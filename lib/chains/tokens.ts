@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { decodeAbiParameters, encodeFunctionData, hexToString, parseAbi, size, trim, type Hex } from 'viem';
 import { getTokenMetadata, putTokenMetadata, type TokenMetadata } from '../store/chains';
-import { stripUnprintable } from '../text';
+import { stripHidden } from '../text';
 import { causes, isTransientFault } from './faults';
 import type { ChainNode } from './rpc';
 
@@ -102,7 +102,7 @@ function text(result: Hex | undefined): string {
 
 function cleaned(value: unknown, maxChars: number): string {
   if (typeof value !== 'string') return '';
-  return Array.from(stripUnprintable(value).trim()).slice(0, maxChars).join('');
+  return Array.from(stripHidden(value).trim()).slice(0, maxChars).join('');
 }
 
 /**

@@ -1,5 +1,5 @@
 import * as z from './zod';
-import { expected, MAX_NAME_LENGTH, name, nextPageToken, pageSize, pageToken } from './fields';
+import { expected, name, NAME_RULE, nextPageToken, pageSize, pageToken } from './fields';
 
 export const apiKeyPath = z.strictObject({
   keyId: z
@@ -11,7 +11,7 @@ export const apiKeyPath = z.strictObject({
 export const listApiKeysQuery = z.strictObject({ pageToken, pageSize });
 export type ListApiKeysQuery = z.infer<typeof listApiKeysQuery>;
 
-const keyName = name.describe(`A label for the key (what or who uses it), at most ${MAX_NAME_LENGTH} characters; shown in listings, never needed to use the key`);
+const keyName = name.describe(`A label for the key (what or who uses it), shown in listings, never needed to use the key. ${NAME_RULE}`);
 
 /** A JSON object, or no body: only `name` is read. */
 export const createApiKeyBody = z.object({ name: keyName.optional() }).optional();

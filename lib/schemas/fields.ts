@@ -2,6 +2,7 @@ import { checksumAddress, type Address } from 'viem';
 import * as z from './zod';
 import { runtimeConfig } from '../config/runtime';
 import { refusedLiteralTargetReason } from '../deliveries/target-guard';
+import { firstHiddenCharacter, type TextShape } from '../text';
 
 /**
  * Error text for a field: "is required" when the field is absent, the given description otherwise.
@@ -76,22 +77,42 @@ export const MAX_NAME_LENGTH = 256;
 export const MAX_DESCRIPTION_LENGTH = 1024;
 export const MAX_URL_LENGTH = 2048;
 
-/** Control characters (C0, DEL, C1) and unpaired surrogates, which JSON can carry but no text should hold. */
-const CONTROL_OR_UNPAIRED = /[\p{Cc}\p{Cs}]/u;
-/** The same, but line breaks and tabs are allowed: a description may have several lines. */
-const CONTROL_OR_UNPAIRED_EXCEPT_LINE_BREAKS = /[^\P{Cc}\n\r\t]|\p{Cs}/u;
+/**
+ * What a name or description must not hold, named after the first such character: text that hides or
+ * reorders what a person reads ("npm start\u200b" would read as the key `npm start`).
+ */
+function withoutHiddenCharacters(shape: TextShape) {
+  return (ctx: z.core.ParsePayload<string>) => {
+    const hidden = firstHiddenCharacter(ctx.value, shape);
+    if (!hidden) return;
+    const character = `U+${hidden.codePoint.toString(16).toUpperCase().padStart(4, '0')} at position ${hidden.position}`;
+    ctx.issues.push({ code: 'custom', input: ctx.value, message: `must not contain ${hiddenKind(hidden.codePoint, shape)} (${character})` });
+  };
+}
+
+function hiddenKind(codePoint: number, shape: TextShape): string {
+  const character = String.fromCodePoint(codePoint);
+  if (/\p{Cc}/u.test(character)) return shape === 'line' ? 'control characters' : 'control characters other than line breaks and tabs';
+  if (/\p{Cs}/u.test(character)) return 'unpaired surrogates';
+  if (/[\p{Zl}\p{Zp}]/u.test(character)) return 'line or paragraph separators';
+  return 'invisible or direction-changing characters';
+}
+
+const CHARACTERS_REFUSED = 'no control characters, invisible or direction-changing characters (Unicode format characters, e.g. U+200B, U+202E), line or paragraph separators, or unpaired surrogates; emoji keep their joiners (docs/api.md)';
+
+export const NAME_RULE = `At most ${MAX_NAME_LENGTH} characters; ${CHARACTERS_REFUSED}`;
 
 export const name = z
   .string({ error: expected('must be a string') })
   .max(MAX_NAME_LENGTH, { error: `must be at most ${MAX_NAME_LENGTH} characters` })
-  .refine((value) => !CONTROL_OR_UNPAIRED.test(value), { error: 'must not contain control characters or unpaired surrogates' });
+  .check(withoutHiddenCharacters('line'))
+  .describe(NAME_RULE);
 
 export const description = z
   .string({ error: expected('must be a string') })
   .max(MAX_DESCRIPTION_LENGTH, { error: `must be at most ${MAX_DESCRIPTION_LENGTH} characters` })
-  .refine((value) => !CONTROL_OR_UNPAIRED_EXCEPT_LINE_BREAKS.test(value), {
-    error: 'must not contain control characters other than line breaks and tabs, or unpaired surrogates',
-  });
+  .check(withoutHiddenCharacters('description'))
+  .describe(`At most ${MAX_DESCRIPTION_LENGTH} characters; line breaks and tabs allowed, otherwise ${CHARACTERS_REFUSED}`);
 
 export const flag = z.boolean({ error: expected('must be true or false') });
 

@@ -212,3 +212,42 @@ describe('a url that is not a url', () => {
     );
   });
 });
+
+describe('names and descriptions that would read as other text', () => {
+  const refusals: [string, Record<string, string>, string][] = [
+    ['a zero-width space in the name', { name: 'npm start\u200b' }, 'Invalid body field name: must not contain invisible or direction-changing characters (U+200B at position 10)'],
+    ['a right-to-left override in the name', { name: 'invoice \u202egnp.exe' }, 'Invalid body field name: must not contain invisible or direction-changing characters (U+202E at position 9)'],
+    ['a first-strong isolate in the description', { description: 'paid\u2068' }, 'Invalid body field description: must not contain invisible or direction-changing characters (U+2068 at position 5)'],
+    ['a line separator in the description', { description: 'one\u2028two' }, 'Invalid body field description: must not contain line or paragraph separators (U+2028 at position 4)'],
+  ];
+
+  it.each(refusals)('are a 400 on create naming the field and the character (%s), and nothing is created', async (_, overrides, message) => {
+    const key = await api.newAccountKey();
+    expect(expectError(await api.call('POST', '/v1/webhooks', { key, body: webhookInput(overrides) }), 400)).toBe(message);
+    await expectNothingListed(key);
+  });
+
+  it.each(refusals)('are a 400 on PATCH naming the field and the character (%s), and the webhook is unchanged', async (_, body, message) => {
+    const key = await api.newAccountKey();
+    const original = await api.create(key, { name: 'npm start', description: 'deploys' });
+    expect(expectError(await api.patch(key, original.id as string, body), 400)).toBe(message);
+    expect(await api.get(key, original.id as string)).toEqual(original);
+  });
+
+  it.each([
+    ['a zero-width space', 'npm start\u200b', 'Invalid body field name: must not contain invisible or direction-changing characters (U+200B at position 10)'],
+    ['a right-to-left override', 'billing \u202e(evitca', 'Invalid body field name: must not contain invisible or direction-changing characters (U+202E at position 9)'],
+  ])("are a 400 on an API key's creation naming the field and the character (%s), and no key is made", async (_, name, message) => {
+    const key = await api.newAccountKey();
+    expect(expectError(await api.call('POST', '/v1/apiKeys', { key, body: { name } }), 400)).toBe(message);
+    expect((await api.call('GET', '/v1/apiKeys', { key })).body.apiKeys).toHaveLength(1);
+  });
+
+  it('accepts emoji joined by zero-width joiners in a name, and line breaks and tabs in a description', async () => {
+    const key = await api.newAccountKey();
+    const named = { name: '👩‍💻 deploys 🏳️‍🌈', description: 'line one\r\nline\ttwo\n' };
+    const created = await api.create(key, named);
+    expect(created).toMatchObject(named);
+    expect(await api.patch(key, created.id as string, { name: '❤️‍🔥', description: 'one\ntwo' })).toMatchObject({ status: 200, body: { name: '❤️‍🔥', description: 'one\ntwo' } });
+  });
+});

@@ -105,14 +105,17 @@ describe('npm start and the keys CLI, as processes on one data directory', () =>
 
     // With no server running, the CLI opens the data directory itself, and says so.
     const offlineEnv = { ...env(), DYNAMODB_PORT: String(first.dynamoDbPort) };
-    const offline = await runScript('infra/keys-cli.ts', ['create', '--account', 'beta', '--name', 'billing service \u202e(evitca'], offlineEnv);
+    // A name that would turn the operator's line around is refused, as the API refuses it.
+    const turned = await runScript('infra/keys-cli.ts', ['create', '--account', 'beta', '--name', 'billing service \u202e(evitca'], offlineEnv);
+    expect(turned.code).toBe(2);
+    expect(turned.stderr).toContain('--name must not contain invisible or direction-changing characters (U+202E at position 17)');
+    const offline = await runScript('infra/keys-cli.ts', ['create', '--account', 'beta', '--name', 'billing service "eu"'], offlineEnv);
     expect(offline.code).toBe(0);
     expect(offline.stderr).toContain(`using the data directory ${path.join(dataDirPath(), 'dynamodb')} (DATA_DIR)`);
     expect(offline.stderr).not.toContain('had no table yet');
-    // Listed quoted, a right-to-left override escaped: it cannot turn the rest of the operator's line around.
+    // Listed quoted, so that a name cannot pass for the rest of the operator's line (what hides in one is escaped: test/lib/text.test.ts).
     const betaKeys = (await runScript('infra/keys-cli.ts', ['list', '--account', 'beta'], offlineEnv)).stdout;
-    expect(betaKeys).toMatch(/^[0-9a-f]{12} {2}"billing service \\u202e\(evitca" {2}created \S+ {2}active$/m);
-    expect(betaKeys).not.toContain('\u202e');
+    expect(betaKeys).toMatch(/^[0-9a-f]{12} {2}"billing service \\"eu\\"" {2}created \S+ {2}active$/m);
 
     // Second start on the same directory: no new dev key, same data, old page token still valid.
     const second = await startServerProcess(env());

@@ -741,7 +741,7 @@ export interface components {
         ApiKey: {
             /** @description The first 12 hex digits of the key's SHA-256: names the key without revealing it */
             keyId: string;
-            /** @description A label for the key (what or who uses it), at most 256 characters; shown in listings, never needed to use the key */
+            /** @description A label for the key (what or who uses it), shown in listings, never needed to use the key. At most 256 characters; no control characters, invisible or direction-changing characters (Unicode format characters, e.g. U+200B, U+202E), line or paragraph separators, or unpaired surrogates; emoji keep their joiners (docs/api.md) */
             name?: string;
             createdAt: number;
             /** @description When the key last authorized a call, to within an hour; absent if it never has */
@@ -760,7 +760,7 @@ export interface components {
         CreatedApiKey: {
             /** @description The first 12 hex digits of the key's SHA-256: names the key without revealing it */
             keyId: string;
-            /** @description A label for the key (what or who uses it), at most 256 characters; shown in listings, never needed to use the key */
+            /** @description A label for the key (what or who uses it), shown in listings, never needed to use the key. At most 256 characters; no control characters, invisible or direction-changing characters (Unicode format characters, e.g. U+200B, U+202E), line or paragraph separators, or unpaired surrogates; emoji keep their joiners (docs/api.md) */
             name?: string;
             createdAt: number;
             /** @description When the key last authorized a call, to within an hour; absent if it never has */
@@ -1319,9 +1319,15 @@ export interface operations {
                         addresses: string[];
                         eventSignatures?: string[];
                     };
-                    /** @default  */
+                    /**
+                     * @description At most 256 characters; no control characters, invisible or direction-changing characters (Unicode format characters, e.g. U+200B, U+202E), line or paragraph separators, or unpaired surrogates; emoji keep their joiners (docs/api.md)
+                     * @default
+                     */
                     name?: string;
-                    /** @default  */
+                    /**
+                     * @description At most 1024 characters; line breaks and tabs allowed, otherwise no control characters, invisible or direction-changing characters (Unicode format characters, e.g. U+200B, U+202E), line or paragraph separators, or unpaired surrogates; emoji keep their joiners (docs/api.md)
+                     * @default
+                     */
                     description?: string;
                     /** @default false */
                     includeInternalTxs?: boolean;
@@ -1428,7 +1434,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description At most 256 characters; no control characters, invisible or direction-changing characters (Unicode format characters, e.g. U+200B, U+202E), line or paragraph separators, or unpaired surrogates; emoji keep their joiners (docs/api.md) */
                     name?: string;
+                    /** @description At most 1024 characters; line breaks and tabs allowed, otherwise no control characters, invisible or direction-changing characters (Unicode format characters, e.g. U+200B, U+202E), line or paragraph separators, or unpaired surrogates; emoji keep their joiners (docs/api.md) */
                     description?: string;
                     /**
                      * @description https:// (and http://localhost on the local stage), without credentials; an IP literal host must be a public address (outside production, also a loopback port other than the service's own, as must localhost); stored WHATWG-normalized
@@ -2035,7 +2043,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description A label for the key (what or who uses it), at most 256 characters; shown in listings, never needed to use the key */
+                    /** @description A label for the key (what or who uses it), shown in listings, never needed to use the key. At most 256 characters; no control characters, invisible or direction-changing characters (Unicode format characters, e.g. U+200B, U+202E), line or paragraph separators, or unpaired surrogates; emoji keep their joiners (docs/api.md) */
                     name?: string;
                 };
             };

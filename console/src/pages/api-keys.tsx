@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { answer, api, fieldMessages, type ApiKey } from '../api/client';
-import { formatAgo, formatTime } from '../format';
+import { formatAgo, formatTime, shownName } from '../format';
 import { useAction, useLoad } from '../hooks';
 import { session } from '../session';
 import { ConfirmDialog, CopyButton, ErrorNotice, Field, Loading, Notice, PageHeader, Pager, StatusBadge, usePages } from '../ui/components';
@@ -107,7 +107,7 @@ export function ApiKeysPage() {
 
       <ConfirmDialog
         open={revoking !== undefined}
-        title={`Revoke key ${revoking?.keyId ?? ''}${revoking?.name ? ` (${revoking.name})` : ''}?`}
+        title={`Revoke key ${revoking?.keyId ?? ''}${revoking?.name ? ` (${shownName(revoking.name)})` : ''}?`}
         confirmLabel="Revoke"
         danger
         busy={revoke.busy}
@@ -136,7 +136,7 @@ function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: () => void }) 
         {apiKey.current && <span class="badge badge-current">this key</span>}
       </th>
       <td class="break" data-label="Name">
-        {apiKey.name || <span class="muted">none</span>}
+        {apiKey.name ? shownName(apiKey.name) : <span class="muted">none</span>}
       </td>
       <td data-label="Created">{formatTime(apiKey.createdAt)}</td>
       <td data-label="Last used">

@@ -217,26 +217,43 @@ describe('createWebhookBody', () => {
   });
 
   it.each([
-    ['NUL', 'a\u0000b'],
-    ['a newline', 'a\nb'],
-    ['a tab', 'a\tb'],
-    ['DEL', 'a\u007fb'],
-    ['a C1 control', 'a\u0085b'],
-    ['an unpaired high surrogate', 'a\ud800b'],
-    ['an unpaired low surrogate', 'a\udc00'],
-  ])('refuses a name with %s', (_, name) => {
-    expect(issuesOf(createWebhookBody, webhookInput({ name }))).toEqual(['name: must not contain control characters or unpaired surrogates']);
+    ['NUL', 'a\u0000b', 'control characters (U+0000 at position 2)'],
+    ['a newline', 'a\nb', 'control characters (U+000A at position 2)'],
+    ['a tab', 'a\tb', 'control characters (U+0009 at position 2)'],
+    ['DEL', 'a\u007fb', 'control characters (U+007F at position 2)'],
+    ['a C1 control', 'a\u0085b', 'control characters (U+0085 at position 2)'],
+    ['an unpaired high surrogate', 'a\ud800b', 'unpaired surrogates (U+D800 at position 2)'],
+    ['an unpaired low surrogate', 'a\udc00', 'unpaired surrogates (U+DC00 at position 2)'],
+    ['a zero-width space', 'npm start\u200b', 'invisible or direction-changing characters (U+200B at position 10)'],
+    ['a right-to-left override', 'invoice \u202egnp.exe', 'invisible or direction-changing characters (U+202E at position 9)'],
+    ['a left-to-right isolate', '\u2066ci', 'invisible or direction-changing characters (U+2066 at position 1)'],
+    ['a right-to-left mark', 'ci\u200f', 'invisible or direction-changing characters (U+200F at position 3)'],
+    ['a byte order mark', 'ci\ufeff', 'invisible or direction-changing characters (U+FEFF at position 3)'],
+    ['a soft hyphen', 'c\u00adi', 'invisible or direction-changing characters (U+00AD at position 2)'],
+    ['a zero-width joiner between letters', 'c\u200di', 'invisible or direction-changing characters (U+200D at position 2)'],
+    ['a Hangul filler', 'ci\u3164', 'invisible or direction-changing characters (U+3164 at position 3)'],
+    ['a tag character', '🏦\u{e0041}', 'invisible or direction-changing characters (U+E0041 at position 2)'],
+    ['a line separator', 'a\u2028b', 'line or paragraph separators (U+2028 at position 2)'],
+    ['a paragraph separator', 'a\u2029b', 'line or paragraph separators (U+2029 at position 2)'],
+  ])('refuses a name with %s, naming it and where it is', (_, name, refused) => {
+    expect(issuesOf(createWebhookBody, webhookInput({ name }))).toEqual([`name: must not contain ${refused}`]);
   });
 
   it.each([
-    ['NUL', 'a\u0000b'],
-    ['a vertical tab', 'a\u000bb'],
-    ['an escape', '\u001b[31mred'],
-    ['an unpaired surrogate', 'a\ud83d'],
-  ])('refuses a description with %s', (_, description) => {
-    expect(issuesOf(createWebhookBody, webhookInput({ description }))).toEqual([
-      'description: must not contain control characters other than line breaks and tabs, or unpaired surrogates',
-    ]);
+    ['NUL', 'a\u0000b', 'control characters other than line breaks and tabs (U+0000 at position 2)'],
+    ['a vertical tab', 'a\u000bb', 'control characters other than line breaks and tabs (U+000B at position 2)'],
+    ['an escape', '\u001b[31mred', 'control characters other than line breaks and tabs (U+001B at position 1)'],
+    ['an unpaired surrogate', 'a\ud83d', 'unpaired surrogates (U+D83D at position 2)'],
+    ['a zero-width space', 'line one\nline\u200b two', 'invisible or direction-changing characters (U+200B at position 14)'],
+    ['a pop directional isolate', 'a\u2069', 'invisible or direction-changing characters (U+2069 at position 2)'],
+    ['a line separator', 'a\u2028b', 'line or paragraph separators (U+2028 at position 2)'],
+  ])('refuses a description with %s, naming it and where it is', (_, description, refused) => {
+    expect(issuesOf(createWebhookBody, webhookInput({ description }))).toEqual([`description: must not contain ${refused}`]);
+  });
+
+  it('accepts emoji joined by zero-width joiners or with presentation selectors in a name and a description', () => {
+    const emoji = '👩‍💻 🏳️‍🌈 ❤️‍🔥 🧑🏽‍💻 1️⃣';
+    expect(createWebhookBody.parse(webhookInput({ name: emoji, description: emoji }))).toMatchObject({ name: emoji, description: emoji });
   });
 
   it('accepts emoji (surrogate pairs) and other scripts in a name, and line breaks and tabs in a description', () => {
@@ -295,7 +312,7 @@ describe('updateWebhookBody', () => {
 
   it('applies the same limits as create', () => {
     expect(issuesOf(updateWebhookBody, { name: 'n\u0000', metadata: { eventSignatures: distinctSignatures(101) } })).toEqual([
-      'name: must not contain control characters or unpaired surrogates',
+      'name: must not contain control characters (U+0000 at position 2)',
       'metadata.eventSignatures: must hold at most 100 distinct event signatures',
     ]);
   });

@@ -1,6 +1,6 @@
 import { useMemo } from 'preact/hooks';
 import { answer, api, type Webhook, type WebhookStats } from '../../api/client';
-import { formatTime } from '../../format';
+import { formatTime, shownDescription } from '../../format';
 import { useLoad, type Loaded } from '../../hooks';
 import { Chart } from '../../ui/chart';
 import { Loads } from '../../ui/components';
@@ -60,7 +60,7 @@ export function SettingsTab({ webhook }: { webhook: Webhook }) {
             )}
           </dd>
           <dt>Description</dt>
-          <dd>{webhook.description || <span class="muted">None</span>}</dd>
+          <dd>{shownDescription(webhook.description) || <span class="muted">None</span>}</dd>
         </dl>
       </section>
       <DeliveryStats stats={stats} />
