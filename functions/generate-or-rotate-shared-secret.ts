@@ -1,5 +1,5 @@
 import { api } from '../lib/http/api';
 import { routes } from '../lib/routes';
-import { generateOrRotateSharedSecret } from '../lib/secrets/shared-secret';
+import { generateOrRotateSharedSecretWithKey } from '../lib/secrets/shared-secret';
 
-export const handler = api(routes.generateOrRotateSharedSecret, ({ account, query }) => generateOrRotateSharedSecret(account, query));
+export const handler = api(routes.generateOrRotateSharedSecret, ({ account, callerKeyId, query }) => generateOrRotateSharedSecretWithKey(account, callerKeyId, query));

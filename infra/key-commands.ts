@@ -1,7 +1,8 @@
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import type { UsagePlanName } from '../lib/config/stages';
-import { revokeApiKey, revokeApiKeyById, type ApiKeyRecord } from '../lib/keys/api-keys';
-import { createKeyWithGatewayKey, deleteGatewayKeyOf } from '../lib/keys/gateway-keys';
+import type { ApiKeyRecord } from '../lib/keys/api-keys';
+import { createKeyWithGatewayKey } from '../lib/keys/gateway-keys';
+import { revokeApiKey, revokeApiKeyById } from '../lib/keys/key-revocation';
 import { usagePlanOf, type DeployedStage } from './deployed-stage';
 
 /**
@@ -20,24 +21,24 @@ export async function createKey(
 export type RevocationTarget = { key: string } | { account: string; keyId: string };
 
 /**
- * Revokes the key in the table, then deletes its API Gateway key. Run again after a failure between
- * the two (or after the API Gateway key was deleted by hand), it does what is left and says so.
- * Undefined for an unknown key.
+ * Revokes the key in the table with every key it made (directly or not), then deletes their API
+ * Gateway keys. Run again after a failure midway (or after the API Gateway key was deleted by hand), it
+ * does what is left and says so. Undefined for an unknown key.
  */
 export async function revokeKey(target: RevocationTarget, apiGateway = new APIGatewayClient({})): Promise<string | undefined> {
-  const revocation = 'key' in target ? await revokeApiKey(target.key) : await revokeApiKeyById(target.account, target.keyId);
+  const revocation = 'key' in target ? await revokeApiKey(target.key, apiGateway) : await revokeApiKeyById(target.account, target.keyId, apiGateway);
   if (!revocation) return undefined;
-  const { record, alreadyRevoked } = revocation;
-  const gatewayKeyDeleted = await deleteGatewayKeyOf(revocation, apiGateway);
+  const { record, alreadyRevoked, gatewayKeyDeleted, descendantsRevoked } = revocation;
   const named = `key ${record.keyId} of account '${record.account}'`;
+  const made = descendantsRevoked === 0 ? '' : ` With it, the ${descendantsRevoked} ${descendantsRevoked === 1 ? 'key' : 'keys'} it made (directly or not) ${descendantsRevoked === 1 ? 'was' : 'were'} revoked.`;
   if (!alreadyRevoked) {
-    if (gatewayKeyDeleted === undefined) return `Revoked ${named}.`;
+    if (gatewayKeyDeleted === undefined) return `Revoked ${named}.${made}`;
     return gatewayKeyDeleted
-      ? `Revoked ${named} and deleted its API Gateway key ${record.apiGatewayKeyId}.`
-      : `Revoked ${named}; its API Gateway key ${record.apiGatewayKeyId} was already deleted.`;
+      ? `Revoked ${named} and deleted its API Gateway key ${record.apiGatewayKeyId}.${made}`
+      : `Revoked ${named}; its API Gateway key ${record.apiGatewayKeyId} was already deleted.${made}`;
   }
   const already = `Key ${record.keyId} of account '${record.account}' was already revoked at ${record.revokedAt}`;
   return gatewayKeyDeleted
-    ? `${already}; its API Gateway key ${record.apiGatewayKeyId} was still there (the earlier revocation did not finish) and is now deleted.`
-    : `${already}.`;
+    ? `${already}; its API Gateway key ${record.apiGatewayKeyId} was still there (the earlier revocation did not finish) and is now deleted.${made}`
+    : `${already}.${made}`;
 }

@@ -20,9 +20,10 @@ const USAGE = `Usage:
   npm run keys -- list --account <name> [--stage <stage>]
       list an account's keys (ids only: keys are never stored)
   npm run keys -- revoke <key id> --account <name> [--stage <stage>]
-      revoke the key that list shows with that id: no need to hold the key
+      revoke the key that list shows with that id (no need to hold the key), and every key it made
   npm run keys -- revoke --key-file <file> [--stage <stage>]
-      revoke the key held in <file> ('-' reads it from stdin): a key never goes on the command line
+      revoke the key held in <file> ('-' reads it from stdin), and every key it made: a key never goes
+      on the command line
 
 Without --stage the store is found like npm start finds it: DYNAMODB_ENDPOINT (+ TABLE_NAME), else
 DYNAMODB_PORT (default ${DEFAULT_DYNAMODB_PORT}); when nothing listens there, the data directory
@@ -77,7 +78,8 @@ async function main(argv: string[]): Promise<number> {
         // Made before usage identifiers: its API Gateway key's value is the key itself.
         const exposed = record.apiGatewayKeyId && !record.usageIdentifier && !record.revokedAt ? '  held by API Gateway: replace it' : '';
         const label = record.name ? `  ${quotedName(record.name)}` : '';
-        process.stdout.write(`${record.keyId}${label}  created ${record.createdAt}  ${state}${record.usagePlan ? `  plan ${record.usagePlan}` : ''}${exposed}\n`);
+        const madeBy = record.createdBy ? `  made by ${record.createdBy}` : '';
+        process.stdout.write(`${record.keyId}${label}  created ${record.createdAt}${madeBy}  ${state}${record.usagePlan ? `  plan ${record.usagePlan}` : ''}${exposed}\n`);
       }
       if (records.length === 0) process.stdout.write('No keys.\n');
       return 0;

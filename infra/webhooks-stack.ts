@@ -105,15 +105,16 @@ export const DELIVERY_SWEEP = {
   timeoutSeconds: 60,
 };
 /**
- * The authorizer's reads and its one write, of API key items alone: it reads the key's item, and
- * writes lastUsedAt on it (lib/store/api-keys.ts markApiKeyUsed, whose condition also names the key
- * attribute), returning nothing. Should its code be subverted, it can read no account's shared
- * secret nor webhooks, and change no other attribute, nor any item but an API key's.
+ * The authorizer's reads and its one write, of API key items alone: it reads the key's item (and, for a
+ * key made by another, the items of the keys it descends from, in one batch), and writes lastUsedAt on
+ * it (lib/store/api-keys.ts markApiKeyUsed, whose condition also names the key attribute), returning
+ * nothing. Should its code be subverted, it can read no account's shared secret nor webhooks, and change
+ * no other attribute, nor any item but an API key's.
  */
 function authorizerKeyItems(tableArn: string): iam.PolicyStatement[] {
   const apiKeyItems = { 'dynamodb:LeadingKeys': [`${apiKeyKey('').pk}*`] };
   return [
-    new iam.PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [tableArn], conditions: { 'ForAllValues:StringLike': apiKeyItems } }),
+    new iam.PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], resources: [tableArn], conditions: { 'ForAllValues:StringLike': apiKeyItems } }),
     new iam.PolicyStatement({
       actions: ['dynamodb:UpdateItem'],
       resources: [tableArn],

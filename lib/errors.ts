@@ -42,6 +42,12 @@ export class Unauthorized extends ApiError {
   }
 }
 
+export class Forbidden extends ApiError {
+  constructor(message: string) {
+    super(403, message);
+  }
+}
+
 export class NotFound extends ApiError {
   constructor(message: string) {
     super(404, message);

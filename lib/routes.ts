@@ -89,7 +89,7 @@ export const routes = {
     tag: 'Shared secret',
     summary: 'Generate or rotate the shared secret',
     description:
-      "Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. A request body is not needed: an empty body or any JSON object is ignored.",
+      "Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. The calling key is read again first, whatever the authorizer's cache: a key revoked a moment ago (or made by one) is a 401. A request body is not needed: an empty body or any JSON object is ignored.",
     method: 'POST',
     path: '/v1/webhooks:generateOrRotateSharedSecret',
     entry: 'functions/generate-or-rotate-shared-secret.ts',
@@ -98,7 +98,12 @@ export const routes = {
     pathParameters: noParameters,
     body: rotateSharedSecretBody,
     response: sharedSecret,
-    tableActions: ['dynamodb:UpdateItem'],
+    // UpdateItem: the secret; the calling key read as it is now (lib/keys/account-api-keys.ts callerAsItIsNow):
+    // GetItem of the account's count of keys, the key's id and item, BatchGetItem of the keys it descends
+    // from; for an account made before those were kept, its keys' ids written once (Query of gsi1, PutItem,
+    // UpdateItem).
+    tableActions: ['dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'],
+    queriedIndexes: [GSI1.indexName],
   }),
   getSharedSecret: route({
     operationId: 'getSharedSecret',
@@ -466,7 +471,7 @@ export const routes = {
     tag: 'API keys',
     summary: 'Create an API key for the account',
     description:
-      "Makes a new key for the caller's account, under the calling key's usage plan, and answers it, shown this once: only its SHA-256 is kept. Any key of the account may make keys, until it is revoked (at once, whatever the authorizer's cache). An account holds at most 20 keys that are not revoked (a 400 naming the limit past that) and may create at most 10 a minute (a 429 with Retry-After). A calling key whose usage plan the stage no longer offers is a 409. The body is optional: `name` labels the key in listings; other fields are ignored.",
+      "Makes a new key for the caller's account, under the calling key's usage plan, and answers it, shown this once: only its SHA-256 is kept. The new key records the calling key as its maker (`createdBy`): revoking the calling key revokes it too. Any key of the account may make keys, until it is revoked (at once, whatever the authorizer's cache). An account holds at most 20 keys that are not revoked (a 400 naming the limit past that) and may create at most 10 a minute (a 429 with Retry-After). A calling key whose usage plan the stage no longer offers is a 409. The body is optional: `name` labels the key in listings; other fields are ignored.",
     method: 'POST',
     path: '/v1/apiKeys',
     entry: 'functions/create-api-key.ts',
@@ -475,9 +480,12 @@ export const routes = {
     pathParameters: noParameters,
     body: createApiKeyBody,
     response: createdApiKey,
-    // GetItem: the account's count of keys, the calling key; UpdateItem: the count, the minute's creations;
-    // Query: the account's keys, to start a count or find a key it does not name; PutItem: the key.
-    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+    // GetItem: the account's count of keys, the calling key, its id's item; BatchGetItem: the keys it
+    // descends from; UpdateItem: the count, the minute's creations; PutItem: the key, its id's item, its
+    // maker's record of it; Query: the keys made by a key of a revocation cut off earlier, finished first
+    // (lib/keys/key-revocation.ts), or of the new key when its maker was revoked meanwhile; of gsi1: the
+    // account's keys, to start a count or write their ids' items once.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     queriedIndexes: [GSI1.indexName],
     errorStatuses: [409],
     managesGatewayKeys: 'create',
@@ -487,7 +495,7 @@ export const routes = {
     tag: 'API keys',
     summary: 'Revoke one of the account\'s API keys',
     description:
-      "Revokes the account's key with that id, the calling key included, and answers it as it now is: any key of the account may revoke any other (revoke a leaked key at once). The key stops authorizing calls within the authorizer cache's 60 seconds, and stops managing keys at once. Revoking a revoked key is a 200 that keeps its first revocation time. A key of another account is a 404; the account's last key that is not revoked is a 409 (create another first: without a key, only the operator's keys CLI can make one).",
+      "Revokes the account's key with that id, with every key it made (directly or through keys they made), and answers it as it now is. A key may revoke itself and the keys made with it; any other key is a 403 (the operator's keys CLI revokes any key). The keys stop authorizing calls within the authorizer cache's 60 seconds, and stop managing keys and rotating the shared secret at once. Revoking a revoked key is a 200 that keeps its first revocation time and finishes what an earlier revocation left. A key of another account is a 404; revoking the account's last keys that are not revoked is a 409 (create another first: without a key, only the operator's keys CLI can make one).",
     method: 'DELETE',
     path: '/v1/apiKeys/{keyId}',
     entry: 'functions/revoke-api-key.ts',
@@ -495,9 +503,11 @@ export const routes = {
     query: noParameters,
     pathParameters: apiKeyPath,
     response: apiKey,
-    // GetItem: the account's count of keys, the calling and the revoked key; UpdateItem: the count, the
-    // revocation; Query: the account's keys, to start a count or find a key it does not name.
-    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    // GetItem: the account's count of keys, the calling and the revoked key, the revoked key's id item;
+    // BatchGetItem: the keys the calling key descends from; UpdateItem: the count and the revocation's
+    // record, each key's revocation; Query: the keys each revoked key made (lib/keys/key-revocation.ts);
+    // of gsi1: the account's keys, to start a count or write their ids' items once (PutItem).
+    tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     queriedIndexes: [GSI1.indexName],
     errorStatuses: [404, 409],
     managesGatewayKeys: 'delete',

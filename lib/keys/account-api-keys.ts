@@ -2,22 +2,23 @@ import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { pageTokenKey } from '../config/page-token-key';
 import { runtimeConfig } from '../config/runtime';
 import type { UsagePlanName } from '../config/stages';
-import { Conflict, NotFound, ServiceUnavailable, Unauthorized } from '../errors';
-import { accountKeyCount, countNewApiKey, uncountApiKey } from '../limits/api-keys';
+import { Conflict, Forbidden, NotFound, ServiceUnavailable, Unauthorized } from '../errors';
+import { accountKeyCount, countNewApiKey } from '../limits/api-keys';
 import { countApiKeyCreation } from '../limits/call-rates';
-import { logger } from '../logger';
 import { pageTokens } from '../page-token';
 import type { ApiKey, ApiKeyList, CreateApiKeyBody, CreatedApiKey, ListApiKeysQuery } from '../schemas/api-keys';
-import { getApiKeyItem, queryAccountApiKeyPage, queryAccountApiKeys, type AccountKeyCount, type ApiKeyPagePosition } from '../store/api-keys';
-import { keyWithId, revokeStoredKey, type ApiKeyRecord, type Revocation } from './api-keys';
-import { createKeyWithGatewayKey, deleteGatewayKeyOf, usagePlanIdNamed, type UsagePlanPlacement } from './gateway-keys';
+import { getApiKeyItem, queryAccountApiKeyPage, type AccountKeyCount, type ApiKeyPagePosition } from '../store/api-keys';
+import { findAccountKey, hashApiKey, keyInForce, type ApiKeyRecord, type StoredKey } from './api-keys';
+import { createKeyWithGatewayKey, usagePlanIdNamed, type UsagePlanPlacement } from './gateway-keys';
+import { finishRevocationsUnderWay, mayRevoke, revokeKeyTree } from './key-revocation';
 
 /**
  * The API's key operations: an account's keys listed, made and revoked by a caller holding one of
  * them (`callerKeyId`, the key the authorizer accepted). Creating and revoking first read the calling
- * key as it is now, not as the authorizer's cache last saw it: a key revoked a moment ago manages no
- * keys. On AWS a key made here gets its API Gateway key under the calling key's usage plan, as the
- * keys CLI's do; locally there is no API Gateway.
+ * key as it is now, not as the authorizer's cache last saw it: a key revoked a moment ago (or made by
+ * one) manages no keys. A key records the key that made it, and may revoke only itself and the keys it
+ * made, directly or not (lib/keys/key-revocation.ts). On AWS a key made here gets its API Gateway key
+ * under the calling key's usage plan, as the keys CLI's do; locally there is no API Gateway.
  */
 
 const toApiKey = (record: ApiKeyRecord, callerKeyId: string | undefined): ApiKey => ({
@@ -27,6 +28,7 @@ const toApiKey = (record: ApiKeyRecord, callerKeyId: string | undefined): ApiKey
   lastUsedAt: record.lastUsedAt === undefined ? undefined : Date.parse(record.lastUsedAt),
   revokedAt: record.revokedAt === undefined ? undefined : Date.parse(record.revokedAt),
   current: record.keyId === callerKeyId,
+  createdBy: record.createdBy,
 });
 
 // Not "of another account": whether a key id exists elsewhere is not the caller's to learn.
@@ -50,36 +52,49 @@ export async function listAccountApiKeys(account: string, callerKeyId: string | 
   };
 }
 
-/** A key of the account as the store holds it now: its item and the hash it is stored under. */
-interface StoredKey {
-  keyHash: string;
-  record: ApiKeyRecord;
+/**
+ * The calling key as it is now, with the account's count as read to find it: refused (401, as any
+ * refused key) when it, or a key it descends from, has been revoked since the authorizer accepted it,
+ * or is being revoked. Changes nothing but what an account made before the count or the keys' id items
+ * gets once: what checks a caller before changing the account's security (the shared secret) reads no
+ * more than this.
+ */
+export async function callerAsItIsNow(account: string, callerKeyId: string | undefined): Promise<{ caller: StoredKey; count: AccountKeyCount }> {
+  return callerIn(account, callerKeyId, await accountKeyCount(account));
 }
 
-/**
- * The account's key `keyId` as it is now (a consistent read of its item), found by the account's
- * count, or for a key it does not count (revoked, or left uncounted by a cut-off revocation) by the
- * account's listing. Undefined when the account has no key with that id.
- */
-async function findAccountKey(account: string, keyId: string, count: AccountKeyCount): Promise<StoredKey | undefined> {
-  const keyHash = count.keys[keyId]?.keyHash ?? keyWithId(account, await queryAccountApiKeys(account), keyId)?.keyHash;
-  const record = keyHash === undefined ? undefined : await getApiKeyItem(keyHash, { consistent: true });
-  return record && record.account === account ? { keyHash: keyHash!, record } : undefined;
-}
-
-/**
- * The calling key as it is now, refused (401, as any refused key) when it has been revoked since the
- * authorizer accepted it, with the account's count as read to find it. A key that works but is not
- * counted (a revocation cut off between its two writes, a key made by an earlier version) is counted
- * again, whatever the limit.
- */
-async function callingKey(account: string, callerKeyId: string | undefined): Promise<{ caller: StoredKey; count: AccountKeyCount }> {
-  if (callerKeyId === undefined) throw new Unauthorized();
-  const count = await accountKeyCount(account);
-  const caller = await findAccountKey(account, callerKeyId, count);
-  if (!caller || caller.record.revokedAt !== undefined) throw new Unauthorized();
-  if (!count.keys[caller.record.keyId]) await countNewApiKey(account, { keyId: caller.record.keyId, keyHash: caller.keyHash }, { limited: false });
+async function callerIn(account: string, callerKeyId: string | undefined, count: AccountKeyCount): Promise<{ caller: StoredKey; count: AccountKeyCount }> {
+  const caller = callerKeyId === undefined ? undefined : await findAccountKey(account, callerKeyId, count);
+  if (!caller || !(await keyInForce(caller, count.revocationsUnderWay, { consistent: true }))) throw new Unauthorized();
   return { caller, count };
+}
+
+/** Whether the key read a moment ago still works, read again. */
+async function stillInForce(account: string, key: StoredKey): Promise<boolean> {
+  const record = await getApiKeyItem(key.keyHash, { consistent: true });
+  return record !== undefined && keyInForce({ keyHash: key.keyHash, record }, (await accountKeyCount(account)).revocationsUnderWay, { consistent: true });
+}
+
+/**
+ * The calling key of a key operation as it is now (callerAsItIsNow), after the account's revocations
+ * cut off earlier are finished. A key that works but is not counted (a revocation cut off between its
+ * two writes, a key made by an earlier version) is counted again, whatever the limit.
+ */
+async function callingKey(
+  account: string,
+  callerKeyId: string | undefined,
+  apiGateway?: APIGatewayClient,
+): Promise<{ caller: StoredKey; count: AccountKeyCount; finishedRevocations: string[] }> {
+  if (callerKeyId === undefined) throw new Unauthorized();
+  let count = await accountKeyCount(account);
+  const finishedRevocations = count.revocationsUnderWay;
+  if (finishedRevocations.length > 0) {
+    await withGatewayThrottling(() => finishRevocationsUnderWay(account, finishedRevocations, apiGateway));
+    count = await accountKeyCount(account);
+  }
+  const { caller } = await callerIn(account, callerKeyId, count);
+  if (!count.keys[caller.record.keyId]) await countNewApiKey(account, { keyId: caller.record.keyId, keyHash: caller.keyHash }, { limited: false });
+  return { caller, count, finishedRevocations };
 }
 
 export async function createAccountApiKey(
@@ -88,10 +103,15 @@ export async function createAccountApiKey(
   { name }: CreateApiKeyBody = {},
   apiGateway = new APIGatewayClient({}),
 ): Promise<CreatedApiKey> {
-  const { caller } = await callingKey(account, callerKeyId);
+  const { caller } = await callingKey(account, callerKeyId, apiGateway);
   await countApiKeyCreation(account);
   const placement = await usagePlanPlacement(caller.record.usagePlan, apiGateway);
-  const { key, record } = await withGatewayThrottling(() => createKeyWithGatewayKey(account, placement, apiGateway, { limited: true, name }));
+  const { key, record } = await withGatewayThrottling(() => createKeyWithGatewayKey(account, placement, apiGateway, { limited: true, name, creator: caller }));
+  if (!(await stillInForce(account, caller))) {
+    // Revoked while this key was made: its revocation may have read the keys it made before this one.
+    await withGatewayThrottling(() => revokeKeyTree(account, { keyHash: hashApiKey(key), record }, { keepLast: false, apiGateway }));
+    throw new Unauthorized();
+  }
   return { ...toApiKey(record, callerKeyId), key };
 }
 
@@ -124,33 +144,28 @@ async function withGatewayThrottling<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Revokes the account's key `keyId` (the calling key included), then deletes its API Gateway key
- * on AWS. A key already revoked keeps its first revocation time, and its API Gateway key is deleted
- * if an earlier revocation left it. Never the account's last key that is not revoked: the key stops
- * being counted, under that condition, before it is marked revoked.
+ * Revokes the account's key `keyId`, the calling key itself or a key it made (directly or not), with
+ * every key it made, then deletes their API Gateway keys on AWS. A key already revoked keeps its first
+ * revocation time, and what an earlier revocation left is done. Never the account's last keys that are
+ * not revoked: the keys stop being counted, under that condition, before they are marked revoked.
  */
 export async function revokeAccountApiKey(account: string, callerKeyId: string | undefined, keyId: string, apiGateway?: APIGatewayClient): Promise<ApiKey> {
-  const { caller, count } = await callingKey(account, callerKeyId);
+  const { caller, count, finishedRevocations } = await callingKey(account, callerKeyId, apiGateway);
   const target = keyId === caller.record.keyId ? caller : await findAccountKey(account, keyId, count);
   if (!target) throw keyNotFound(keyId);
-  if ((await uncountApiKey(account, { keyId, keyHash: target.keyHash }, { keepLast: true })) === 'last') {
-    throw new Conflict(
-      `API key ${keyId} is the account's last key that is not revoked: create another first (POST /v1/apiKeys), then revoke this one`,
+  if (!mayRevoke(caller, target)) {
+    throw new Forbidden(
+      `API key ${caller.record.keyId} may revoke only itself and the keys made with it (directly or through keys they made); ${keyId} is not one of them: revoke it with a key it was made with, or the operator's keys CLI`,
     );
   }
-  const revocation: Revocation | undefined = await revokeStoredKey(target.keyHash);
-  if (!revocation) throw keyNotFound(keyId);
-  try {
-    await withGatewayThrottling(() => deleteGatewayKeyOf(revocation, apiGateway));
-  } catch (error) {
-    // An API Gateway key made before keys were tagged with their stage, which this function may not delete:
-    // it authorizes nothing once its key is revoked; the operator's keys CLI deletes it (docs/api-keys.md).
-    if ((error as Error).name !== 'AccessDeniedException') throw error;
-    logger.warn('the API Gateway key of a revoked API key is not tagged with this stage: left for the keys CLI', {
-      account,
-      keyId,
-      apiGatewayKeyId: revocation.record.apiGatewayKeyId,
-    });
+  // Its revocation, cut off earlier, was just finished.
+  if (finishedRevocations.includes(target.keyHash)) return toApiKey(target.record, callerKeyId);
+  const revocation = await withGatewayThrottling(() => revokeKeyTree(account, target, { keepLast: true, apiGateway }));
+  if (revocation === 'last') {
+    throw new Conflict(
+      `API key ${keyId} and the keys made with it are the account's last keys that are not revoked: create another first (POST /v1/apiKeys with a key outside them, or the operator's keys CLI), then revoke this one`,
+    );
   }
+  if (!revocation) throw keyNotFound(keyId);
   return toApiKey(revocation.record, callerKeyId);
 }

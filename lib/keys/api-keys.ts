@@ -1,13 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Conflict } from '../errors';
-import { countNewApiKey, uncountApiKey, uncountUnstoredApiKey } from '../limits/api-keys';
+import { countNewApiKey, uncountApiKey } from '../limits/api-keys';
 import { logger } from '../logger';
 import {
+  getApiKeyHashById,
   getApiKeyItem,
-  markApiKeyRevoked,
   markApiKeyUsed,
+  markKeyIdsIndexed,
+  putApiKeyIdItem,
   putApiKeyItem,
+  putApiKeyMadeBy,
   queryAccountApiKeys,
+  revokedApiKeyHashes,
+  type AccountKeyCount,
   type ApiKeyRecord,
 } from '../store/api-keys';
 
@@ -88,19 +93,32 @@ export async function countNewKey(account: string, { limited }: { limited: boole
   throw new Conflict(`Account '${account}' already has a key with this key's id: make another key`);
 }
 
+/** A key of an account as the store holds it: its item and the hash it is stored under. */
+export interface StoredKey {
+  keyHash: string;
+  record: ApiKeyRecord;
+}
+
+/** How a key is made: `name` labels it, `gateway` records its API Gateway key on AWS, `creator` is the key that makes it (through the API). */
+export interface NewKeyOptions {
+  gateway?: { apiGatewayKeyId: string; usagePlan: string };
+  name?: string;
+  creator?: StoredKey;
+}
+
 /**
- * Writes the item of a counted key, with its `name` when it has one; `gateway` records the API Gateway
- * key made for it on AWS. If the write fails, the key's count is given back. The key itself is returned
- * once, never stored.
+ * Writes the item of a counted key, after the items that name it by its id and (with `creator`) as
+ * made by its creator, so that a revocation finds it from the moment it works. If a write fails, the
+ * key's count is given back. The key itself is returned once, never stored.
  */
-export async function storeCountedKey(
-  account: string,
-  counted: CountedNewKey,
-  { gateway, name }: { gateway?: { apiGatewayKeyId: string; usagePlan: string }; name?: string } = {},
-): Promise<{ key: string; record: ApiKeyRecord }> {
+export async function storeCountedKey(account: string, counted: CountedNewKey, { gateway, name, creator }: NewKeyOptions = {}): Promise<{ key: string; record: ApiKeyRecord }> {
   const { key, keyHash, keyId, usageIdentifier } = counted;
-  const record: ApiKeyRecord = { keyId, account, ...(name ? { name } : {}), createdAt: new Date().toISOString(), usageIdentifier, ...gateway };
+  const lineage = creator && { createdBy: creator.record.keyId, ancestorKeyHashes: [...(creator.record.ancestorKeyHashes ?? []), creator.keyHash] };
+  const record: ApiKeyRecord = { keyId, account, ...(name ? { name } : {}), createdAt: new Date().toISOString(), usageIdentifier, ...gateway, ...lineage };
   try {
+    if (creator) await putApiKeyMadeBy(account, creator.record.keyId, keyId, keyHash);
+    // A 48-bit collision with a revoked key's id: not to be expected.
+    if (!(await putApiKeyIdItem(account, keyId, keyHash))) throw new Conflict(`Account '${account}' already has a key with this key's id: make another key`);
     await putApiKeyItem(keyHash, record);
   } catch (error) {
     await giveBackCount(account, counted);
@@ -111,7 +129,7 @@ export async function storeCountedKey(
 
 /** A creation that failed before the key's item was written; a count left behind is dropped when it would refuse a call. */
 export async function giveBackCount(account: string, counted: CountedNewKey): Promise<void> {
-  await uncountUnstoredApiKey(account, counted).catch((error: unknown) =>
+  await uncountApiKey(account, counted).catch((error: unknown) =>
     logger.warn('could not give back the count of an API key not created', { account, keyId: counted.keyId, error: (error as Error).name }),
   );
 }
@@ -120,10 +138,7 @@ export async function giveBackCount(account: string, counted: CountedNewKey): Pr
  * Stores a key for the account (and the account, if new), counted whatever the account's limit (the
  * operator's keys CLI and the local start make keys this way). The key itself is returned once.
  */
-export async function createApiKey(
-  account: string,
-  options: { gateway?: { apiGatewayKeyId: string; usagePlan: string }; name?: string } = {},
-): Promise<{ key: string; record: ApiKeyRecord }> {
+export async function createApiKey(account: string, options: Pick<NewKeyOptions, 'gateway' | 'name'> = {}): Promise<{ key: string; record: ApiKeyRecord }> {
   const counted = await countNewKey(account, { limited: false });
   return storeCountedKey(account, counted, { gateway: options.gateway, name: options.name });
 }
@@ -132,14 +147,14 @@ export async function createApiKey(
 export const LAST_USED_PRECISION_MS = 3_600_000;
 
 /**
- * The account a key belongs to, or undefined for a key that is unknown, revoked or not of a key's
- * form. Records the key's use when its lastUsedAt is absent or older than LAST_USED_PRECISION_MS.
+ * The account a key belongs to, or undefined for a key that is unknown, revoked (or made by a key
+ * revoked since, directly or not) or not of a key's form. Records the key's use when its lastUsedAt is absent or older than LAST_USED_PRECISION_MS.
  */
 export async function resolveApiKey(key: string, now = Date.now()): Promise<ResolvedApiKey | undefined> {
   if (!isApiKeyForm(key)) return undefined;
   const keyHash = hashApiKey(key);
   const record = await getApiKeyItem(keyHash);
-  if (!record || record.revokedAt) return undefined;
+  if (!record || !(await keyInForce({ keyHash, record }, [], { consistent: false }))) return undefined;
   await recordKeyUse(keyHash, record, now);
   // A key made before usage identifiers existed is its own API Gateway key's value.
   return { account: record.account, keyId: record.keyId, usageIdentifier: record.usageIdentifier ?? key };
@@ -156,54 +171,42 @@ async function recordKeyUse(keyHash: string, record: ApiKeyRecord, now: number):
   }
 }
 
-export interface Revocation {
-  record: ApiKeyRecord;
-  /** The key was revoked before this call; `record.revokedAt` is that first time. */
-  alreadyRevoked: boolean;
+/**
+ * Whether the key authorizes calls: it is not revoked, nor is any key it descends from (the keys that
+ * made it), nor is it or one of them the root of a revocation under way (`revocationsUnderWay`, the
+ * roots' hashes). `consistent`: sees every revocation stored before it.
+ */
+export async function keyInForce({ keyHash, record }: StoredKey, revocationsUnderWay: string[], { consistent }: { consistent: boolean }): Promise<boolean> {
+  if (record.revokedAt !== undefined) return false;
+  const ancestors = record.ancestorKeyHashes ?? [];
+  if ([...ancestors, keyHash].some((hash) => revocationsUnderWay.includes(hash))) return false;
+  return ancestors.length === 0 || (await revokedApiKeyHashes(ancestors, { consistent })).length === 0;
 }
 
 /**
- * Marks the key revoked (kept for the audit trail), whatever the account's other keys (the
- * operator's keys CLI); a key already revoked keeps its first revocation time. Undefined for an
- * unknown key.
+ * The account's key `keyId` as it is now (a consistent read of its item), found by the account's
+ * count, or for a key it does not count by the item naming the key's id. An account whose keys were
+ * made before those items has them written from its listing, once. Undefined when the account has no
+ * key with that id. `count`: the account's, as just read; undefined for an account with none.
  */
-export async function revokeApiKey(key: string): Promise<Revocation | undefined> {
-  const keyHash = hashApiKey(key);
-  const record = await getApiKeyItem(keyHash, { consistent: true });
-  if (!record) return undefined;
-  return revokeCountedKey(record.account, { keyId: record.keyId, keyHash });
+export async function findAccountKey(account: string, keyId: string, count: AccountKeyCount | undefined): Promise<StoredKey | undefined> {
+  const keyHash = count?.keys[keyId]?.keyHash ?? (await getApiKeyHashById(account, keyId)) ?? (count?.keyIdsIndexed ? undefined : await indexKeyIds(account, keyId));
+  const record = keyHash === undefined ? undefined : await getApiKeyItem(keyHash, { consistent: true });
+  return record && record.account === account && record.keyId === keyId ? { keyHash: keyHash!, record } : undefined;
 }
 
-/** As revokeApiKey, for the key the account's listing shows under `keyId`: no need to hold the key. */
-export async function revokeApiKeyById(account: string, keyId: string): Promise<Revocation | undefined> {
-  const found = keyWithId(account, await queryAccountApiKeys(account), keyId);
-  return found && revokeCountedKey(account, { keyId, keyHash: found.keyHash });
-}
-
-/** The key of `keys` (the account's, as the store lists them) listed under `keyId`. */
-export function keyWithId<K extends { record: ApiKeyRecord }>(account: string, keys: K[], keyId: string): K | undefined {
+/**
+ * Writes the id's item of each of the account's keys (made before those items existed), then marks
+ * the account's count as having them all. The hash of the key with id `keyId`, if the account has one.
+ */
+async function indexKeyIds(account: string, keyId: string): Promise<string | undefined> {
+  const keys = await queryAccountApiKeys(account);
+  for (const { keyHash, record } of keys) await putApiKeyIdItem(account, record.keyId, keyHash);
+  await markKeyIdsIndexed(account);
   const found = keys.filter(({ record }) => record.keyId === keyId);
   // Two keys of one account sharing 48 bits of hash: not to be expected, never to be guessed between.
   if (found.length > 1) throw new Conflict(`Account '${account}' has ${found.length} keys with id ${keyId}: revoke the key itself with the operator's keys CLI`);
-  return found[0];
-}
-
-/**
- * Stops counting the key on its account, even as its last, then marks it revoked: a crash between the
- * two leaves a key that still works but is not counted (docs/api-keys.md).
- */
-async function revokeCountedKey(account: string, key: { keyId: string; keyHash: string }): Promise<Revocation | undefined> {
-  await uncountApiKey(account, key, { keepLast: false });
-  return revokeStoredKey(key.keyHash);
-}
-
-/** Marks the key revoked, once: a key already revoked keeps its first revocation time. Undefined for a key with no item. */
-export async function revokeStoredKey(keyHash: string): Promise<Revocation | undefined> {
-  const now = new Date().toISOString();
-  const before = await markApiKeyRevoked(keyHash, now);
-  if (!before) return undefined;
-  const alreadyRevoked = before.revokedAt !== undefined;
-  return { record: alreadyRevoked ? before : { ...before, revokedAt: now }, alreadyRevoked };
+  return found[0]?.keyHash;
 }
 
 export async function listApiKeys(account: string): Promise<ApiKeyRecord[]> {

@@ -7,7 +7,8 @@ import {
   NotFoundException,
 } from '@aws-sdk/client-api-gateway';
 import type { UsagePlanName } from '../config/stages';
-import { countNewKey, giveBackCount, storeCountedKey, type ApiKeyRecord, type Revocation } from './api-keys';
+import { countNewKey, giveBackCount, storeCountedKey, type ApiKeyRecord, type NewKeyOptions } from './api-keys';
+import type { Revocation } from './key-revocation';
 
 /**
  * The API Gateway API keys of our keys, on AWS: shared by the keys CLI and the API's key operations.
@@ -99,7 +100,7 @@ export async function createKeyWithGatewayKey(
   account: string,
   placement: UsagePlanPlacement | undefined,
   apiGateway?: APIGatewayClient,
-  { limited = false, name }: { limited?: boolean; name?: string } = {},
+  { limited = false, name, creator }: { limited?: boolean } & Pick<NewKeyOptions, 'name' | 'creator'> = {},
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const counted = await countNewKey(account, { limited });
   const client = placement && (apiGateway ?? new APIGatewayClient({}));
@@ -113,7 +114,7 @@ export async function createKeyWithGatewayKey(
     await giveBackCount(account, counted);
     throw error;
   }
-  return storeCountedKey(account, counted, { gateway, name }).catch(async (error: unknown) => {
+  return storeCountedKey(account, counted, { gateway, name, creator }).catch(async (error: unknown) => {
     if (gateway) await deleteGatewayKey(gateway.apiGatewayKeyId, client);
     throw error;
   });

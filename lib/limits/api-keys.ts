@@ -11,6 +11,7 @@ import {
   getApiKeyItem,
   queryAccountApiKeys,
   startAccountKeyCount,
+  startKeyRevocation,
   uncountAccountKey,
   type AccountKeyCount,
   type CountedApiKey,
@@ -40,7 +41,9 @@ export async function accountKeyCount(account: string): Promise<AccountKeyCount>
     const now = new Date().toISOString();
     const keys = await queryAccountApiKeys(account);
     const notRevoked = keys.filter(({ record }) => record.revokedAt === undefined);
-    await startAccountKeyCount(account, Object.fromEntries(notRevoked.map(({ keyHash, record }) => [record.keyId, { keyHash, countedAt: now }])), now);
+    const counted = Object.fromEntries(notRevoked.map(({ keyHash, record }) => [record.keyId, { keyHash, countedAt: now }]));
+    // Keys made before their id's item existed have none: an account with no key yet needs none made.
+    await startAccountKeyCount(account, counted, now, { keyIdsIndexed: keys.length === 0 });
   }
   throw new ServiceUnavailable();
 }
@@ -69,23 +72,29 @@ export async function countNewApiKey(account: string, key: CountableKey, { limit
   throw new ServiceUnavailable();
 }
 
-/** A key's count given back: its creation failed before its item was written. */
-export async function uncountUnstoredApiKey(account: string, key: CountableKey): Promise<void> {
+/**
+ * Stops counting a key, whatever the account's other keys: a creation that failed before its item was
+ * written, or a key of a tree being revoked made after the revocation's first write.
+ */
+export async function uncountApiKey(account: string, key: CountableKey): Promise<void> {
   await uncountAccountKey(account, key.keyId, key.keyHash, { keepOne: false });
 }
 
 /**
- * Stops counting a key before it is marked revoked. With `keepLast` (the API), not the last key
- * counted: then 'last'. 'notCounted' when it is not counted (revoked meanwhile, or never counted).
+ * Starts the revocation of a tree of keys (the key stored under `rootHash` and the keys it made, as
+ * read): records it on the account and stops counting the tree's keys the account counts, in one
+ * write. With `keepLast` (the API), not when they are all the keys counted: then 'last'.
  */
-export async function uncountApiKey(account: string, key: CountableKey, { keepLast }: { keepLast: boolean }): Promise<'uncounted' | 'notCounted' | 'last'> {
+export async function startTreeRevocation(account: string, rootHash: string, tree: CountableKey[], { keepLast }: { keepLast: boolean }): Promise<'started' | 'last'> {
   let leftoversDropped = false;
   for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
-    if (await uncountAccountKey(account, key.keyId, key.keyHash, { keepOne: keepLast })) return 'uncounted';
     const count = await accountKeyCount(account);
-    if (count.keys[key.keyId]?.keyHash !== key.keyHash) return 'notCounted';
-    if (!keepLast || count.activeKeys > 1) continue; // the count was started, or another key counted, meanwhile
-    if (!leftoversDropped && (await dropLeftoverCounts(account, count)) > 0) {
+    const counted = tree.filter(({ keyId, keyHash }) => count.keys[keyId]?.keyHash === keyHash);
+    if (await startKeyRevocation(account, rootHash, counted, { keepOne: keepLast })) return 'started';
+    if (!keepLast || counted.length === 0) continue; // a key of the tree uncounted meanwhile
+    const after = await accountKeyCount(account);
+    if (counted.some(({ keyId, keyHash }) => after.keys[keyId]?.keyHash !== keyHash) || after.activeKeys > counted.length) continue;
+    if (!leftoversDropped && (await dropLeftoverCounts(account, after)) > 0) {
       leftoversDropped = true;
       continue;
     }

@@ -25,6 +25,12 @@ export const apiKey = z.object({
   lastUsedAt: z.number().int().optional().describe('When the key last authorized a call, to within an hour; absent if it never has'),
   revokedAt: z.number().int().optional().describe('When revoked: the key no longer authorizes calls (within the authorizer cache\'s 60 seconds)'),
   current: z.boolean().describe('Whether this is the key that made this call'),
+  createdBy: z
+    .string()
+    .optional()
+    .describe(
+      "The id of the key that made this one through the API: revoking that key revokes this one, and it may revoke this one. Absent for keys made by the operator's keys CLI (and keys made before makers were recorded)",
+    ),
 });
 export type ApiKey = z.infer<typeof apiKey>;
 

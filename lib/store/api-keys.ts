@@ -1,7 +1,8 @@
 import { tableName } from './client';
 import { conditionHeld, unlessConditionFails } from './conditional-write';
+import { readItems } from './batch';
 import { getItem, putItem, queryAllItems, queryItems, queryUntilFull, updateItem, type Item } from './items';
-import { accountKey, apiKeyAccountIndexKey, apiKeyHashOfPartition, apiKeyKey, GSI1 } from './table';
+import { accountKey, apiKeyAccountIndexKey, apiKeyHashOfPartition, apiKeyIdKey, apiKeyKey, apiKeyMadeByKey, apiKeysMadeByPartition, GSI1 } from './table';
 
 /** An API key as the table holds it: never the key itself, only what is derived from or made beside it. */
 export interface ApiKeyRecord {
@@ -23,6 +24,13 @@ export interface ApiKeyRecord {
   /** On AWS: the API Gateway API key that puts the caller under a usage plan. */
   apiGatewayKeyId?: string;
   usagePlan?: string;
+  /** The id of the key that made it through the API; absent for the operator's keys (the keys CLI) and keys made before it was kept. */
+  createdBy?: string;
+  /**
+   * The hashes of the keys it descends from, the first one made first, its maker last: it works only while
+   * none of them is revoked (lib/keys/key-tree.ts), and those keys may revoke it.
+   */
+  ancestorKeyHashes?: string[];
 }
 
 /**
@@ -42,6 +50,10 @@ export interface CountedApiKey {
 export interface AccountKeyCount {
   activeKeys: number;
   keys: Record<string, CountedApiKey>;
+  /** The hashes of the keys whose revocation (with the keys they made) was started and not yet finished. */
+  revocationsUnderWay: string[];
+  /** Whether every key of the account has its id's item (apiKeyIdKey): false for an account made before those items. */
+  keyIdsIndexed: boolean;
 }
 
 export async function getAccountKeyCount(account: string): Promise<AccountKeyCount | undefined> {
@@ -49,27 +61,129 @@ export async function getAccountKeyCount(account: string): Promise<AccountKeyCou
     TableName: tableName(),
     Key: accountKey(account),
     ConsistentRead: true,
-    ProjectionExpression: 'activeKeys, activeKeyHashes',
+    ProjectionExpression: 'activeKeys, activeKeyHashes, keyRevocations, keyIdsIndexed',
   });
   if (item?.activeKeys === undefined) return undefined;
-  return { activeKeys: item.activeKeys as number, keys: (item.activeKeyHashes ?? {}) as Record<string, CountedApiKey> };
+  return {
+    activeKeys: item.activeKeys as number,
+    keys: (item.activeKeyHashes ?? {}) as Record<string, CountedApiKey>,
+    revocationsUnderWay: [...((item.keyRevocations as Set<string> | undefined) ?? [])],
+    keyIdsIndexed: item.keyIdsIndexed === true,
+  };
 }
 
 /**
- * Starts the account's count with `keys` (the account item is made if missing), unless it has one.
- * Whether it started it.
+ * Starts the account's count with `keys` (the account item is made if missing), unless it has one;
+ * with `keyIdsIndexed`, every key of the account has its id's item already. Whether it started it.
  */
-export async function startAccountKeyCount(account: string, keys: Record<string, CountedApiKey>, now: string): Promise<boolean> {
+export async function startAccountKeyCount(account: string, keys: Record<string, CountedApiKey>, now: string, { keyIdsIndexed }: { keyIdsIndexed: boolean }): Promise<boolean> {
   return conditionHeld(
     updateItem({
       TableName: tableName(),
       Key: accountKey(account),
       UpdateExpression:
-        'SET activeKeys = :count, activeKeyHashes = :keys, account = if_not_exists(account, :account), createdAt = if_not_exists(createdAt, :now)',
+        'SET activeKeys = :count, activeKeyHashes = :keys, keyIdsIndexed = :indexed, account = if_not_exists(account, :account), createdAt = if_not_exists(createdAt, :now)',
       ConditionExpression: 'attribute_not_exists(activeKeys)',
-      ExpressionAttributeValues: { ':count': Object.keys(keys).length, ':keys': keys, ':account': account, ':now': now },
+      ExpressionAttributeValues: { ':count': Object.keys(keys).length, ':keys': keys, ':indexed': keyIdsIndexed, ':account': account, ':now': now },
     }),
   );
+}
+
+/** Every key of the account has its id's item now; kept on its count (nothing is marked on an account without one). */
+export async function markKeyIdsIndexed(account: string): Promise<void> {
+  await unlessConditionFails(
+    updateItem({
+      TableName: tableName(),
+      Key: accountKey(account),
+      UpdateExpression: 'SET keyIdsIndexed = :true',
+      ConditionExpression: 'attribute_exists(activeKeys)',
+      ExpressionAttributeValues: { ':true': true },
+    }),
+  );
+}
+
+/**
+ * Starts the revocation of the key stored under `rootHash` (and the keys it made): records it on the
+ * account's item and stops counting `keys` (those of the tree the account counts) in the same write,
+ * unless one of them is no longer counted under its hash or (with `keepOne`) they are all the keys
+ * counted. Whether it started it.
+ */
+export async function startKeyRevocation(account: string, rootHash: string, keys: { keyId: string; keyHash: string }[], { keepOne }: { keepOne: boolean }): Promise<boolean> {
+  const names = Object.fromEntries(keys.map(({ keyId }, index) => [`#k${index}`, keyId]));
+  const hashes = Object.fromEntries(keys.map(({ keyHash }, index) => [`:h${index}`, keyHash]));
+  const counted = keys.map((_, index) => `activeKeyHashes.#k${index}.keyHash = :h${index}`);
+  const uncounted = keys.length === 0;
+  return conditionHeld(
+    updateItem({
+      TableName: tableName(),
+      Key: accountKey(account),
+      UpdateExpression: uncounted
+        ? 'ADD keyRevocations :root'
+        : `REMOVE ${keys.map((_, index) => `activeKeyHashes.#k${index}`).join(', ')} ADD keyRevocations :root, activeKeys :minus`,
+      ConditionExpression: ['attribute_exists(activeKeys)', ...counted, ...(keepOne && !uncounted ? ['activeKeys > :n'] : [])].join(' AND '),
+      ...(uncounted ? {} : { ExpressionAttributeNames: names }),
+      ExpressionAttributeValues: {
+        ':root': new Set([rootHash]),
+        ...hashes,
+        ...(uncounted ? {} : { ':minus': -keys.length }),
+        ...(keepOne && !uncounted ? { ':n': keys.length } : {}),
+      },
+    }),
+  );
+}
+
+/** The revocation of the key stored under `rootHash` is finished: every key of its tree is marked revoked. */
+export async function endKeyRevocation(account: string, rootHash: string): Promise<void> {
+  await updateItem({
+    TableName: tableName(),
+    Key: accountKey(account),
+    UpdateExpression: 'DELETE keyRevocations :root',
+    ExpressionAttributeValues: { ':root': new Set([rootHash]) },
+  });
+}
+
+/**
+ * Names the hash of the account's key `keyId`, unless another key's hash is named under that id (a
+ * 48-bit collision with a revoked key). Whether it names this one.
+ */
+export async function putApiKeyIdItem(account: string, keyId: string, keyHash: string): Promise<boolean> {
+  return conditionHeld(
+    putItem({
+      TableName: tableName(),
+      Item: { ...apiKeyIdKey(account, keyId), keyHash },
+      ConditionExpression: 'attribute_not_exists(pk) OR keyHash = :keyHash',
+      ExpressionAttributeValues: { ':keyHash': keyHash },
+    }),
+  );
+}
+
+/** The hash of the account's key `keyId`, from its id's item; undefined when it has none. */
+export async function getApiKeyHashById(account: string, keyId: string): Promise<string | undefined> {
+  const item = await getItem({ TableName: tableName(), Key: apiKeyIdKey(account, keyId), ConsistentRead: true });
+  return item?.keyHash as string | undefined;
+}
+
+/** Records that the account's key `creatorKeyId` made the key `keyId`, before that key's item is written. */
+export async function putApiKeyMadeBy(account: string, creatorKeyId: string, keyId: string, keyHash: string): Promise<void> {
+  await putItem({ TableName: tableName(), Item: { ...apiKeyMadeByKey(account, creatorKeyId, keyId), keyId, keyHash } });
+}
+
+/** The keys that the account's key `creatorKeyId` made, each with its hash (a consistent read). */
+export async function queryApiKeysMadeBy(account: string, creatorKeyId: string): Promise<{ keyId: string; keyHash: string }[]> {
+  const { items } = await queryAllItems({
+    TableName: tableName(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': apiKeysMadeByPartition(account, creatorKeyId) },
+    ConsistentRead: true,
+  });
+  return items.map((item) => ({ keyId: item.keyId as string, keyHash: item.keyHash as string }));
+}
+
+/** Of the keys stored under `keyHashes`, the hashes of those revoked or with no item. */
+export async function revokedApiKeyHashes(keyHashes: string[], { consistent }: { consistent: boolean }): Promise<string[]> {
+  const { items } = await readItems(keyHashes.map(apiKeyKey), ['pk', 'revokedAt'], { eventuallyConsistent: !consistent });
+  const inForce = new Set(items.filter((item) => item.revokedAt === undefined).map((item) => apiKeyHashOfPartition(item.pk as string)));
+  return keyHashes.filter((keyHash) => !inForce.has(keyHash));
 }
 
 /**
@@ -211,6 +325,6 @@ export async function queryAccountApiKeys(account: string): Promise<{ keyHash: s
 }
 
 function toRecord(item: Item): ApiKeyRecord {
-  const { keyId, account, name, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan } = item as unknown as ApiKeyRecord;
-  return { keyId, account, name, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan };
+  const { keyId, account, name, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan, createdBy, ancestorKeyHashes } = item as unknown as ApiKeyRecord;
+  return { keyId, account, name, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan, createdBy, ancestorKeyHashes };
 }

@@ -275,6 +275,16 @@ export const apiKeyKey = (keyHash: string): TableKey => ({ pk: `${API_KEY_PARTIT
 /** The key's SHA-256 (hex), from its item's partition key. */
 export const apiKeyHashOfPartition = (pk: string) => pk.slice(API_KEY_PARTITION_PREFIX.length);
 
+/** Names the hash of the account's key listed under `keyId`: a revocation by id reads this one item. */
+export const apiKeyIdKey = (account: string, keyId: string): TableKey => ({ pk: accountPartition(account), sk: `APIKEYID#${keyId}` });
+
+/** The partition of the keys that the account's key `keyId` made, each by its id: what a revocation walks. */
+export const apiKeysMadeByPartition = (account: string, keyId: string) => `${accountPartition(account)}#APIKEY#${keyId}#MADE`;
+export const apiKeyMadeByKey = (account: string, creatorKeyId: string, keyId: string): TableKey => ({
+  pk: apiKeysMadeByPartition(account, creatorKeyId),
+  sk: `APIKEY#${keyId}`,
+});
+
 export const apiKeyAccountIndexKey = (account: string, createdAt: string) => ({
   gsi1pk: `${accountPartition(account)}#APIKEYS`,
   gsi1sk: `APIKEY#${createdAt}`,

@@ -2,7 +2,8 @@ import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { handler } from '../../functions/authorizer';
 import { stageSettings } from '../../lib/config/stages';
-import { createApiKey, generateApiKey, hashApiKey, listApiKeys, revokeApiKey, revokeApiKeyById } from '../../lib/keys/api-keys';
+import { createApiKey, generateApiKey, hashApiKey, listApiKeys } from '../../lib/keys/api-keys';
+import { revokeApiKey, revokeApiKeyById } from '../../lib/keys/key-revocation';
 import { putApiKeyItem } from '../../lib/store/api-keys';
 import { dynamoDb, tableName } from '../../lib/store/client';
 import { authorizerEvent, keyHeader, methodArn, STAGE_ARN } from '../support/authorizer-event';
@@ -176,8 +177,8 @@ describe('API keys', () => {
     const first = await revokeApiKey(key);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const second = await revokeApiKey(key);
-    expect(first).toEqual({ record: expect.objectContaining({ revokedAt: expect.any(String) }), alreadyRevoked: false });
-    expect(second).toEqual({ record: expect.objectContaining({ revokedAt: first?.record.revokedAt }), alreadyRevoked: true });
+    expect(first).toMatchObject({ record: expect.objectContaining({ revokedAt: expect.any(String) }), alreadyRevoked: false });
+    expect(second).toMatchObject({ record: expect.objectContaining({ revokedAt: first?.record.revokedAt }), alreadyRevoked: true });
   });
 
   it('revokes by the id the listing shows, only within the account it names', async () => {
@@ -185,10 +186,10 @@ describe('API keys', () => {
     const { key: otherKey } = await newKey(account);
     expect(await revokeApiKeyById(randomAccount(), record.keyId)).toBeUndefined();
     expect((await handler(authorizerEvent(keyHeader(key)), context)).principalId).toBe(account);
-    expect(await revokeApiKeyById(account, record.keyId)).toEqual({ record: expect.objectContaining({ keyId: record.keyId, revokedAt: expect.any(String) }), alreadyRevoked: false });
+    expect(await revokeApiKeyById(account, record.keyId)).toMatchObject({ record: expect.objectContaining({ keyId: record.keyId, revokedAt: expect.any(String) }), alreadyRevoked: false });
     await expect(handler(authorizerEvent(keyHeader(key)), context)).rejects.toThrow(new Error('Unauthorized'));
     expect((await handler(authorizerEvent(keyHeader(otherKey)), context)).principalId).toBe(account);
-    expect(await revokeApiKeyById(account, record.keyId)).toEqual({ record: expect.objectContaining({ keyId: record.keyId }), alreadyRevoked: true });
+    expect(await revokeApiKeyById(account, record.keyId)).toMatchObject({ record: expect.objectContaining({ keyId: record.keyId }), alreadyRevoked: true });
   });
 
   it('returns undefined when revoking by an id the account has no key under', async () => {

@@ -1,5 +1,6 @@
 import './support/verbose-logs';
-import { createApiKey, revokeApiKey, revokeApiKeyById } from '../../lib/keys/api-keys';
+import { createApiKey } from '../../lib/keys/api-keys';
+import { revokeApiKey, revokeApiKeyById } from '../../lib/keys/key-revocation';
 import { INVALID_API_KEY_PAGE_TOKEN } from '../../lib/page-token';
 import { getAccountKeyCount } from '../../lib/store/api-keys';
 import { tableName } from '../../lib/store/client';
@@ -50,8 +51,14 @@ describe('POST /v1/apiKeys', () => {
     expect(response.status).toBe(201);
     const made = response.body;
     keysSeen.push(made.key);
-    expect(Object.keys(made).sort()).toEqual(['createdAt', 'current', 'key', 'keyId']);
-    expect(made).toEqual({ key: expect.stringMatching(/^whk_[A-Za-z0-9_-]{43}$/), keyId: expect.stringMatching(/^[0-9a-f]{12}$/), createdAt: expect.any(Number), current: false });
+    expect(Object.keys(made).sort()).toEqual(['createdAt', 'createdBy', 'current', 'key', 'keyId']);
+    expect(made).toEqual({
+      key: expect.stringMatching(/^whk_[A-Za-z0-9_-]{43}$/),
+      keyId: expect.stringMatching(/^[0-9a-f]{12}$/),
+      createdAt: expect.any(Number),
+      current: false,
+      createdBy: (await allKeys(key)).find((listed) => listed.current)!.keyId,
+    });
     expect(made.createdAt).toBeGreaterThanOrEqual(before - 1000);
 
     const listedWithNew = await allKeys(made.key);
@@ -124,9 +131,11 @@ describe('the count of keys not revoked, under concurrent calls', () => {
   });
 
   it('keeps exactly one key when every key of the account revokes itself at once, the last one refused with 409', async () => {
-    const { key } = await newAccount();
+    const { account, key } = await newAccount();
     const keys = [key];
-    for (let count = 1; count < MAX_KEYS; count += 1) keys.push((await created(key)).key);
+    // The operator's keys: none made by another, so that each revokes itself alone.
+    for (let count = 1; count < MAX_KEYS; count += 1) keys.push((await createApiKey(account)).key);
+    keysSeen.push(...keys);
     const ids = (await allKeys(key)).map((listed) => listed.keyId);
     const own = await Promise.all(keys.map(async (each) => (await allKeys(each)).find((listed) => listed.current)!.keyId));
     expect([...own].sort()).toEqual([...ids].sort());
@@ -159,7 +168,7 @@ describe('the count of keys not revoked, under concurrent calls', () => {
     for (const id of ids.filter((id) => id !== operators.record.keyId)) expect(await revokeApiKeyById(account, id)).toMatchObject({ alreadyRevoked: false });
     expect(await getAccountKeyCount(account)).toMatchObject({ activeKeys: 1 });
     expect(await revokeApiKey(operators.key)).toMatchObject({ alreadyRevoked: false });
-    expect(await getAccountKeyCount(account)).toEqual({ activeKeys: 0, keys: {} });
+    expect(await getAccountKeyCount(account)).toMatchObject({ activeKeys: 0, keys: {}, revocationsUnderWay: [] });
     expectError(await list(operators.key), 401);
   });
 
@@ -258,18 +267,21 @@ describe('GET /v1/apiKeys', () => {
 describe('DELETE /v1/apiKeys/{keyId}', () => {
   it('answers 200 with the key revoked, and the key is refused from then on', async () => {
     const { key } = await newAccount();
+    const [own] = await allKeys(key);
     const other = await created(key);
     const response = await revoke(key, other.keyId);
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ keyId: other.keyId, createdAt: other.createdAt, revokedAt: expect.any(Number), current: false });
+    expect(response.body).toEqual({ keyId: other.keyId, createdAt: other.createdAt, revokedAt: expect.any(Number), current: false, createdBy: own!.keyId });
     expectError(await list(other.key), 401);
     expect((await list(key)).status).toBe(200);
   });
 
   it('revokes the calling key itself when the account has another, and answers it as current', async () => {
-    const { key } = await newAccount();
+    const { account, key } = await newAccount();
     const [own] = await allKeys(key);
-    const other = await created(key);
+    // The operator's: a key made by this one would be revoked with it.
+    const other = await createApiKey(account);
+    keysSeen.push(other.key);
     const response = await revoke(key, own!.keyId);
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ keyId: own!.keyId, current: true, revokedAt: expect.any(Number) });

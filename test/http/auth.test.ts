@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { generateApiKey, revokeApiKey } from '../../lib/keys/api-keys';
+import { generateApiKey } from '../../lib/keys/api-keys';
+import { revokeApiKey } from '../../lib/keys/key-revocation';
 import { randomAccount, webhookInput } from '../support/factories';
 import { useLocalService } from '../support/local-service';
 import { expectError, type HttpResponse } from './support/expectations';

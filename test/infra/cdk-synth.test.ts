@@ -11,7 +11,8 @@ import { startQueueEndpoint, type QueueEndpoint } from '../../infra/local/queue-
 import { getBackfill } from '../../lib/backfills/backfills';
 import type { QueueRecord } from '../../lib/deliveries/queue';
 import { verifyNotification } from '../../lib/deliveries/signing';
-import { createApiKey } from '../../lib/keys/api-keys';
+import { createApiKey, hashApiKey, type ApiKeyRecord } from '../../lib/keys/api-keys';
+import { createKeyWithGatewayKey } from '../../lib/keys/gateway-keys';
 import { routeList, routes } from '../../lib/routes';
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { getSharedSecret } from '../../lib/secrets/shared-secret';
@@ -113,6 +114,7 @@ const lambdaContext = (functionName: string) =>
 describe(`the bundles, each run in a fresh Node process (${node.description})`, () => {
   const account = randomAccount('bundles');
   let key: string;
+  let keyRecord: ApiKeyRecord;
   let authorizerContext: Record<string, string>;
   const watched = randomAddress();
   const backfilled = randomAddress();
@@ -128,7 +130,7 @@ describe(`the bundles, each run in a fresh Node process (${node.description})`, 
     (await createWebhook(account, { ...createWebhookBody.parse(webhookInput({ metadata: { addresses } })), ...(url ? { url } : {}) })).id;
 
   beforeAll(async () => {
-    ({ key } = await createApiKey(account));
+    ({ key, record: keyRecord } = await createApiKey(account));
     aws.putSecret(named('page-token-key'), PAGE_TOKEN_KEY);
     aws.putSecret(named(`chain-${CHAIN_ID}-rpc-url`), chain.rpcUrl());
     aws.usagePlans.set(named('standard'), 'plan-standard').set(named('unlimited'), 'plan-unlimited');
@@ -213,7 +215,8 @@ describe(`the bundles, each run in a fresh Node process (${node.description})`, 
         newWebhook([backfilled]),
         newWebhook([backfilled]),
       ]);
-      fixtures.revokedKeyId = (await createApiKey(account)).record.keyId;
+      // Made by the calling key: a key may revoke only itself and the keys it made.
+      fixtures.revokedKeyId = (await createKeyWithGatewayKey(account, undefined, undefined, { creator: { keyHash: hashApiKey(key), record: keyRecord } })).record.keyId;
       fixtures.messageId = (await recordedMessages(account, chainWebhooks.delivered, 1))[0]!.messageId;
     });
 

@@ -242,8 +242,8 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
         ...(spec.tableActions.length > 0 ? [[...spec.tableActions].sort().join(',')] : []),
         ...(spec.queriedIndexes?.length ? ['dynamodb:Query'] : []),
       ]),
-      // The authorizer's: the key's item, and its lastUsedAt, under conditions.
-      'dynamodb:GetItem',
+      // The authorizer's: the key's item and those of the keys it descends from, and its lastUsedAt, under conditions.
+      'dynamodb:BatchGetItem,dynamodb:GetItem',
       'dynamodb:UpdateItem',
     ].sort();
     expect(granted).toEqual(expected);
@@ -297,7 +297,7 @@ describe.each(['dev', 'prod'])('the %s stack', (stageName) => {
   it("lets the authorizer read only API key items, and write only their lastUsedAt, returning nothing else", () => {
     const statements = statementsOf(resources, `webhooks-${stageName}-authorizer`).filter((statement) => actionsOf(statement).some((action) => action.startsWith('dynamodb:')));
     expect(statements).toEqual([
-      { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: expect.anything(), Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } } },
+      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], Resource: expect.anything(), Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } } },
       {
         Effect: 'Allow',
         Action: 'dynamodb:UpdateItem',

@@ -11,7 +11,7 @@ export interface paths {
         put?: never;
         /**
          * Generate or rotate the shared secret
-         * @description Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. A request body is not needed: an empty body or any JSON object is ignored.
+         * @description Generates the account's shared secret, or replaces it with a new one: 32 random bytes, hex-encoded (64 characters), which receivers hex-decode to get the HMAC key. After a rotation the replaced secret keeps signing beside the new one for a grace period (24 hours by default), so that receivers can switch over; with `endGracePeriod=true` (a leaked secret) it is dropped at once, and only the new secret signs from then on. The calling key is read again first, whatever the authorizer's cache: a key revoked a moment ago (or made by one) is a 401. A request body is not needed: an empty body or any JSON object is ignored.
          */
         post: operations["generateOrRotateSharedSecret"];
         delete?: never;
@@ -343,7 +343,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key for the account
-         * @description Makes a new key for the caller's account, under the calling key's usage plan, and answers it, shown this once: only its SHA-256 is kept. Any key of the account may make keys, until it is revoked (at once, whatever the authorizer's cache). An account holds at most 20 keys that are not revoked (a 400 naming the limit past that) and may create at most 10 a minute (a 429 with Retry-After). A calling key whose usage plan the stage no longer offers is a 409. The body is optional: `name` labels the key in listings; other fields are ignored.
+         * @description Makes a new key for the caller's account, under the calling key's usage plan, and answers it, shown this once: only its SHA-256 is kept. The new key records the calling key as its maker (`createdBy`): revoking the calling key revokes it too. Any key of the account may make keys, until it is revoked (at once, whatever the authorizer's cache). An account holds at most 20 keys that are not revoked (a 400 naming the limit past that) and may create at most 10 a minute (a 429 with Retry-After). A calling key whose usage plan the stage no longer offers is a 409. The body is optional: `name` labels the key in listings; other fields are ignored.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -364,7 +364,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke one of the account's API keys
-         * @description Revokes the account's key with that id, the calling key included, and answers it as it now is: any key of the account may revoke any other (revoke a leaked key at once). The key stops authorizing calls within the authorizer cache's 60 seconds, and stops managing keys at once. Revoking a revoked key is a 200 that keeps its first revocation time. A key of another account is a 404; the account's last key that is not revoked is a 409 (create another first: without a key, only the operator's keys CLI can make one).
+         * @description Revokes the account's key with that id, with every key it made (directly or through keys they made), and answers it as it now is. A key may revoke itself and the keys made with it; any other key is a 403 (the operator's keys CLI revokes any key). The keys stop authorizing calls within the authorizer cache's 60 seconds, and stop managing keys and rotating the shared secret at once. Revoking a revoked key is a 200 that keeps its first revocation time and finishes what an earlier revocation left. A key of another account is a 404; revoking the account's last keys that are not revoked is a 409 (create another first: without a key, only the operator's keys CLI can make one).
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -750,6 +750,8 @@ export interface components {
             revokedAt?: number;
             /** @description Whether this is the key that made this call */
             current: boolean;
+            /** @description The id of the key that made this one through the API: revoking that key revokes this one, and it may revoke this one. Absent for keys made by the operator's keys CLI (and keys made before makers were recorded) */
+            createdBy?: string;
         };
         ApiKeyList: {
             /** @description Newest first */
@@ -769,6 +771,8 @@ export interface components {
             revokedAt?: number;
             /** @description Whether this is the key that made this call */
             current: boolean;
+            /** @description The id of the key that made this one through the API: revoking that key revokes this one, and it may revoke this one. Absent for keys made by the operator's keys CLI (and keys made before makers were recorded) */
+            createdBy?: string;
             /** @description The key, shown this once: only its SHA-256 is kept */
             key: string;
         };

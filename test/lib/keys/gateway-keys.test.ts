@@ -9,7 +9,7 @@ import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ensureTable } from '../../../infra/local/embedded-dynamodb';
 import { createAccountApiKey, revokeAccountApiKey } from '../../../lib/keys/account-api-keys';
-import { createApiKey, listApiKeys, type ApiKeyRecord } from '../../../lib/keys/api-keys';
+import { countNewKey, createApiKey, hashApiKey, listApiKeys, storeCountedKey, type ApiKeyRecord } from '../../../lib/keys/api-keys';
 import { getAccountKeyCount } from '../../../lib/store/api-keys';
 import { dynamoDb, tableName } from '../../../lib/store/client';
 import { useEmbeddedStore } from '../../support/embedded-store';
@@ -38,8 +38,14 @@ beforeEach(() => {
 async function callerKey(usagePlan?: 'standard' | 'unlimited') {
   const account = randomAccount();
   const gateway = usagePlan && { apiGatewayKeyId: `gw-${usagePlan}`, usagePlan };
-  const { record } = await createApiKey(account, { gateway });
-  return { account, record };
+  const { key, record } = await createApiKey(account, { gateway });
+  return { account, key, record };
+}
+
+/** A key made by `creator` (one it may revoke), recorded with the API Gateway key `apiGatewayKeyId`. */
+async function keyMadeBy(account: string, creator: { key: string; record: ApiKeyRecord }, apiGatewayKeyId: string) {
+  const counted = await countNewKey(account, { limited: false });
+  return storeCountedKey(account, counted, { gateway: { apiGatewayKeyId, usagePlan: 'standard' }, creator: { keyHash: hashApiKey(creator.key), record: creator.record } });
 }
 
 const recordOf = async (account: string, keyId: string): Promise<ApiKeyRecord | undefined> =>
@@ -120,29 +126,29 @@ describe('createApiKey on AWS', () => {
 
 describe('revokeApiKey on AWS', () => {
   it('revokes the key in the table, then deletes its API Gateway key', async () => {
-    const { account, record: caller } = await callerKey('standard');
-    const { record: target } = await createApiKey(account, { gateway: { apiGatewayKeyId: 'gw-target', usagePlan: 'standard' } });
-    const revoked = await revokeAccountApiKey(account, caller.keyId, target.keyId, new APIGatewayClient({}));
+    const { account, ...caller } = await callerKey('standard');
+    const { record: target } = await keyMadeBy(account, caller, 'gw-target');
+    const revoked = await revokeAccountApiKey(account, caller.record.keyId, target.keyId, new APIGatewayClient({}));
     expect(revoked).toMatchObject({ keyId: target.keyId, revokedAt: expect.any(Number), current: false });
     expect(apiGateway.commandCalls(DeleteApiKeyCommand).map((call) => call.args[0].input)).toEqual([{ apiKey: 'gw-target' }]);
     expect((await recordOf(account, target.keyId))?.revokedAt).toBeDefined();
   });
 
   it('revokes a key whose API Gateway key, made before keys were tagged with their stage, it may not delete', async () => {
-    const { account, record: caller } = await callerKey('standard');
-    const { record: target } = await createApiKey(account, { gateway: { apiGatewayKeyId: 'gw-untagged', usagePlan: 'standard' } });
+    const { account, ...caller } = await callerKey('standard');
+    const { record: target } = await keyMadeBy(account, caller, 'gw-untagged');
     apiGateway.on(DeleteApiKeyCommand).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' }));
-    const revoked = await revokeAccountApiKey(account, caller.keyId, target.keyId, new APIGatewayClient({}));
+    const revoked = await revokeAccountApiKey(account, caller.record.keyId, target.keyId, new APIGatewayClient({}));
     expect(revoked).toMatchObject({ keyId: target.keyId, revokedAt: expect.any(Number) });
   });
 
   it('deletes the API Gateway key an earlier revocation left, keeping the first revocation time', async () => {
-    const { account, record: caller } = await callerKey('standard');
-    const { record: target } = await createApiKey(account, { gateway: { apiGatewayKeyId: 'gw-left', usagePlan: 'standard' } });
+    const { account, ...caller } = await callerKey('standard');
+    const { record: target } = await keyMadeBy(account, caller, 'gw-left');
     apiGateway.on(DeleteApiKeyCommand).rejectsOnce(new Error('connect ETIMEDOUT')).resolves({});
-    await expect(revokeAccountApiKey(account, caller.keyId, target.keyId, new APIGatewayClient({}))).rejects.toThrow('ETIMEDOUT');
+    await expect(revokeAccountApiKey(account, caller.record.keyId, target.keyId, new APIGatewayClient({}))).rejects.toThrow('ETIMEDOUT');
     const first = (await recordOf(account, target.keyId))!.revokedAt!;
-    const again = await revokeAccountApiKey(account, caller.keyId, target.keyId, new APIGatewayClient({}));
+    const again = await revokeAccountApiKey(account, caller.record.keyId, target.keyId, new APIGatewayClient({}));
     expect(again.revokedAt).toBe(Date.parse(first));
     expect(apiGateway.commandCalls(DeleteApiKeyCommand).map((call) => call.args[0].input)).toEqual([{ apiKey: 'gw-left' }, { apiKey: 'gw-left' }]);
   });

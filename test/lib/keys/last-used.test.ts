@@ -1,7 +1,8 @@
 import { DynamoDBClient, GetItemCommand, ProvisionedThroughputExceededException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createApiKey, hashApiKey, LAST_USED_PRECISION_MS, listApiKeys, resolveApiKey, revokeApiKey } from '../../../lib/keys/api-keys';
+import { createApiKey, hashApiKey, LAST_USED_PRECISION_MS, listApiKeys, resolveApiKey } from '../../../lib/keys/api-keys';
+import { revokeApiKey } from '../../../lib/keys/key-revocation';
 import { logger } from '../../../lib/logger';
 import { apiKeyKey } from '../../../lib/store/table';
 import { useEmbeddedStore } from '../../support/embedded-store';
