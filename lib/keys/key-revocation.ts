@@ -140,7 +140,9 @@ export async function revokeApiKeyById(account: string, keyId: string, apiGatewa
   return found && revokeOperatorsKey(account, found, apiGateway);
 }
 
+/** The key's own revocation, if one was cut off, is finished by revoking it again, which says what it did. */
 async function revokeOperatorsKey(account: string, key: StoredKey, apiGateway: APIGatewayClient | undefined): Promise<TreeRevocation | undefined> {
-  await finishRevocationsUnderWay(account, (await getAccountKeyCount(account))?.revocationsUnderWay ?? [], apiGateway);
+  const underWay = (await getAccountKeyCount(account))?.revocationsUnderWay ?? [];
+  await finishRevocationsUnderWay(account, underWay.filter((rootHash) => rootHash !== key.keyHash), apiGateway);
   return (await revokeKeyTree(account, key, { keepLast: false, apiGateway })) as TreeRevocation | undefined;
 }
