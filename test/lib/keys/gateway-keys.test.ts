@@ -134,6 +134,15 @@ describe('revokeApiKey on AWS', () => {
     expect((await recordOf(account, target.keyId))?.revokedAt).toBeDefined();
   });
 
+  it('deletes the API Gateway keys of the keys made with the revoked key too', async () => {
+    const { account, ...caller } = await callerKey('standard');
+    const target = await keyMadeBy(account, caller, 'gw-parent');
+    const child = await keyMadeBy(account, target, 'gw-child');
+    await revokeAccountApiKey(account, caller.record.keyId, target.record.keyId, new APIGatewayClient({}));
+    expect(apiGateway.commandCalls(DeleteApiKeyCommand).map((call) => call.args[0].input)).toEqual([{ apiKey: 'gw-parent' }, { apiKey: 'gw-child' }]);
+    expect((await recordOf(account, child.record.keyId))?.revokedAt).toBeDefined();
+  });
+
   it('revokes a key whose API Gateway key, made before keys were tagged with their stage, it may not delete', async () => {
     const { account, ...caller } = await callerKey('standard');
     const { record: target } = await keyMadeBy(account, caller, 'gw-untagged');
