@@ -1,8 +1,10 @@
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { runtimeConfig } from '../../lib/config/runtime';
 import { asEntryPoint, BACKGROUND_FUNCTIONS } from '../../lib/entry-point';
+import { ConsumerAdmissions } from '../../lib/deliveries/admission';
 import { consumeDeliveries } from '../../lib/deliveries/consumer';
-import { CONSUMER_BATCH_SIZE, consumerBatches, type DeliveryQueue } from '../../lib/deliveries/queue';
+import { CONSUMER_BATCH_SIZE, consumerBatches, type DeliveryQueue, type QueueRecord } from '../../lib/deliveries/queue';
 import { runResumeJobs } from '../../lib/deliveries/resume';
 import { deliveryStats, deleteExpiredStats } from '../../lib/deliveries/stats';
 import { deleteExpiredMessages, dueMessages } from '../../lib/deliveries/sweep';
@@ -14,6 +16,11 @@ const SWEEP_LIMIT_PER_SHARD = 500;
 const EXPIRY_SWEEP_MS = 60_000;
 /** How long a poll waits for a record. */
 const POLL_WAIT_SECONDS = 1;
+/**
+ * How long a poller waits for its batch before it receives the next: attempts that take longer (a
+ * slow or hanging receiver) go on beside the next batches, their records hidden until they end.
+ */
+const BATCH_WAIT_MS = 1_000;
 
 export interface DeliveryLoop {
   /** Receives no new batch, waits for those under way (at most an attempt's timeout), and writes the statistics' counts left. */
@@ -22,15 +29,18 @@ export interface DeliveryLoop {
 
 /**
  * What the dispatcher function's event source mapping and the scheduled sweeps do on AWS, beside the
- * API in `npm start`: as many pollers as the mapping's batches at once each receive a batch from the queue, hand it to the same
- * consumer the dispatcher function runs, and delete the records it does not return (those come back
- * after their visibility timeout). The due-time index is swept every second for what no queue
+ * API in `npm start`: as many pollers as the mapping's batches at once each receive a batch from the
+ * queue and hand it to the same consumer the dispatcher function runs, which settles each record as
+ * soon as it is done with: deleted, or left to come back after its visibility timeout. A poller waits
+ * for its batch at most BATCH_WAIT_MS: one slow attempt never holds the records behind it, and the
+ * records under way are at most the stage's `concurrency.total`. The due-time index is swept every second for what no queue
  * message brought (after a restart: everything that was pending), and the resume jobs of reactivated
  * webhooks are run; expired messages and statistics are deleted every minute. The consumer counts
  * the attempts in the process's statistics buffer, as the dispatcher function does.
  */
 export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
-  const pollers = consumerBatches(runtimeConfig().delivery.concurrency);
+  const { concurrency } = runtimeConfig().delivery;
+  const pollers = consumerBatches(concurrency);
   const attemptLog = deliveryAttemptLogger();
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
@@ -44,14 +54,54 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
     }, ms);
     timers.add(timer);
   };
+  const admissions = new ConsumerAdmissions();
+  const consuming = new Set<Promise<void>>();
+  let recordsUnderWay = 0;
+  const waitingForRoom = new Set<() => void>();
+  const anyBatchEnded = () => new Promise<void>((resolve) => waitingForRoom.add(resolve));
+  const wakePollers = () => {
+    for (const wake of waitingForRoom) wake();
+    waitingForRoom.clear();
+  };
+  const consume = (records: QueueRecord[]) => {
+    const unsettled = new Set(records);
+    recordsUnderWay += records.length;
+    const settled = (record: QueueRecord, returned: boolean) => {
+      if (!unsettled.delete(record)) return;
+      recordsUnderWay -= 1;
+      wakePollers();
+      if (!returned) void queue.acknowledge([record]).catch((error) => logger.warn('delivery record not deleted; it comes back after its visibility timeout', { error: (error as Error).message }));
+    };
+    const batch = asEntryPoint(BACKGROUND_FUNCTIONS.dispatchDeliveries, () => consumeDeliveries(records, { queue, log: attemptLog, admissions, settled }))
+      .then(() => undefined)
+      .catch((error) => logger.warn('delivery batch failed; its records come back after their visibility timeout', { error: (error as Error).message }))
+      .finally(() => {
+        // Records the consumer never settled (it failed as a whole) come back after their visibility timeout.
+        recordsUnderWay -= unsettled.size;
+        unsettled.clear();
+        consuming.delete(batch);
+        wakePollers();
+      });
+    consuming.add(batch);
+    return batch;
+  };
   const poll = async () => {
     while (!stopped) {
       try {
-        const records = await queue.receive(CONSUMER_BATCH_SIZE, POLL_WAIT_SECONDS, stopping.signal);
+        if (recordsUnderWay + CONSUMER_BATCH_SIZE > concurrency.total) {
+          await anyBatchEnded();
+          continue;
+        }
+        // Room for a whole batch is held while the receive waits: pollers receiving at once never take more than the room.
+        recordsUnderWay += CONSUMER_BATCH_SIZE;
+        let records: QueueRecord[];
+        try {
+          records = await queue.receive(CONSUMER_BATCH_SIZE, POLL_WAIT_SECONDS, stopping.signal);
+        } finally {
+          recordsUnderWay -= CONSUMER_BATCH_SIZE;
+        }
         if (records.length === 0) continue;
-        const { batchItemFailures } = await asEntryPoint(BACKGROUND_FUNCTIONS.dispatchDeliveries, () => consumeDeliveries(records, { queue, log: attemptLog }));
-        const failed = new Set(batchItemFailures.map(({ itemIdentifier }) => itemIdentifier));
-        await queue.acknowledge(records.filter((record) => !failed.has(record.messageId)));
+        await Promise.race([consume(records), sleep(BATCH_WAIT_MS)]);
       } catch (error) {
         logger.warn('delivery poll failed; its records come back after their visibility timeout', { error: (error as Error).message });
       }
@@ -84,7 +134,9 @@ export function startDeliveryLoop(queue: DeliveryQueue): DeliveryLoop {
       stopped = true;
       stopping.abort();
       for (const timer of timers) clearTimeout(timer);
+      wakePollers();
       await Promise.all([sweeping, expiring, ...polling]);
+      await Promise.all(consuming);
       await deliveryStats.flush(Date.now(), { all: true, log: logger });
     },
   };

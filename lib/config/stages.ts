@@ -104,9 +104,10 @@ export interface DeliverySettings {
   sweepGraceSeconds: number;
   /**
    * Attempts under way at once. `total`: the queue's consumers take batches of 10, `total / 10` batches
-   * at once (the dispatcher function's maximum concurrency on AWS). `perAccount` and `perHost` (one
-   * resolved address of one account): attempts to an endpoint not known to answer fast, so that an
-   * account's slow or dead receivers hold at most that many of the pool.
+   * at once (the dispatcher function's maximum concurrency on AWS). `perAccount`, and `perHost` (one
+   * account's attempts to one site, and to one resolved address): every attempt holds a slot of each
+   * while it runs, so that an account's slow or dead receivers hold at most that many of the pool. A
+   * receiver answering in 50 ms takes `perHost / 0.05` attempts a second (320).
    */
   concurrency: { total: number; perAccount: number; perHost: number };
   /**
@@ -127,7 +128,7 @@ const delivery: DeliverySettings = {
   secretGraceSeconds: 24 * 3600,
   retentionDays: 30,
   sweepGraceSeconds: 120,
-  concurrency: { total: 256, perAccount: 8, perHost: 4 },
+  concurrency: { total: 256, perAccount: 64, perHost: 16 },
   dueIndexShards: 8,
 }
 

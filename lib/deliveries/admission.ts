@@ -1,29 +1,20 @@
 /**
  * Which attempts may start now, so that one account's slow or dead receivers cannot hold the whole
- * pool: an endpoint known to answer fast goes at once; any other takes a slot of its account's pool
- * and of its host's (one resolved address of one account); one whose attempts keep failing is
- * circuit-broken, one probe at a time. The slots and the endpoint's state are in the table, so that
- * every process (Lambdas on AWS, the local loop) keeps to the same limits.
+ * pool: every attempt takes a slot of its account's pool, of its site's (a registrable domain of one
+ * account, site.ts) and of its resolved address's (of one account); an endpoint whose attempts keep
+ * failing is circuit-broken, one probe at a time. The slots and the endpoint's state are in the
+ * table, so that every process (Lambdas on AWS, the local loop) keeps to the same limits.
  */
 import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { CLAIM_MARGIN_MS } from './deliver';
 import { MAX_QUEUE_DELAY_SECONDS } from './queue';
-import { freeSlots, releaseSlot, takeFreeSlot, type SlotPool } from '../store/attempt-slots';
+import { siteOf } from './site';
+import { readShardSlots, releaseSlot, takeFreeSlot, type ShardSlots, type SlotPool } from '../store/attempt-slots';
 import { recordEndpointOutcome, releaseProbe, takeProbe, type EndpointHealth, type EndpointRef } from '../store/endpoint-health';
+import { slotShards } from '../store/table';
 import type { MessageRef } from '../store/messages';
 
-/**
- * An attempt delivered within a quarter of its timeout is fast: the endpoint's next attempts take no
- * slot. A receiver under load answers in a second or two and stays fast; one that comes near the
- * timeout holds its place in the pool almost as long as one that never answers.
- */
-export const slowAttemptMs = () => runtimeConfig().delivery.attemptTimeoutSeconds * 250;
-/**
- * How long a failed or slow attempt keeps its endpoint out of the fast path, whatever follows: a
- * receiver answering one request fast and hanging the next cannot win the no-slot path back each time.
- */
-export const SLOW_REMEMBERED_MS = 10 * 60_000;
 /** Consecutive failed attempts after which only a probe may attempt the endpoint. */
 export const CIRCUIT_OPENS_AFTER = 5;
 
@@ -43,7 +34,6 @@ const MAX_PUT_OFF_DOUBLINGS = 4;
 /** What an attempt came to, for its endpoint's state. */
 export interface AttemptResult {
   delivered: boolean;
-  durationMs: number;
 }
 
 export type Admission =
@@ -72,59 +62,175 @@ export interface AdmissionRequest extends MessageRef {
 }
 
 const isCircuitOpen = (endpoint: EndpointHealth) => endpoint.consecutiveFailures >= CIRCUIT_OPENS_AFTER;
-const isKnownFast = (endpoint: EndpointHealth, now: number) =>
-  endpoint.known && endpoint.lastAttemptFast && endpoint.consecutiveFailures === 0 && (endpoint.slowUntil ?? 0) <= now;
 
 const jitter = (low: number, high: number) => low + Math.random() * (high - low);
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
 
 /**
- * Whether the attempt of `request` may start now (`at`, or the time it is asked), given `endpoint` as
- * read with the message; `address` resolves the webhook's host (its host slot's key), asked only when
- * a slot is needed. Admitted, the caller attempts and then calls `release`.
+ * How long a consumer process takes a pool it found full for full, without reading it again: a
+ * burst's messages, refused together, then cost one read of the pool, not one each. Pools whose
+ * slots all hang stay full until the first of them times out.
  */
-export async function admitAttempt(request: AdmissionRequest, endpoint: EndpointHealth, address: () => Promise<string>, at?: number): Promise<Admission> {
-  const { account, origin, messageId, deferrals = 0 } = request;
-  const ref: EndpointRef = { account, origin };
-  if (!isCircuitOpen(endpoint) && isKnownFast(endpoint, at ?? Date.now())) return admitted(ref, endpoint, messageId, [], undefined);
+const FULL_REMEMBERED_MS = 50;
+const FULL_POOLS_KEPT = 10_000;
+
+/**
+ * One consumer process's admissions (the dispatcher function's instance, the local delivery loop),
+ * passed to each: an account's are made one after the other, so that a burst of its messages reads
+ * its pools once per admission rather than all at once, and the pools found full are remembered for
+ * FULL_REMEMBERED_MS, the messages asking meanwhile refused without a read.
+ */
+export class ConsumerAdmissions {
+  private readonly fullPools = new Map<string, { until: number; read: ShardSlots }>();
+  private readonly accountTurns = new Map<string, Promise<unknown>>();
+
+  seenFull(pool: SlotPool, now: number): ShardSlots | undefined {
+    const full = this.fullPools.get(JSON.stringify(pool));
+    return full && full.until > now ? full.read : undefined;
+  }
+
+  rememberFull(pool: SlotPool, read: ShardSlots, now: number, hangingUntil?: number): void {
+    if (this.fullPools.size >= FULL_POOLS_KEPT) {
+      for (const [key, { until }] of this.fullPools) if (until <= now) this.fullPools.delete(key);
+      if (this.fullPools.size >= FULL_POOLS_KEPT) this.fullPools.clear();
+    }
+    this.fullPools.set(JSON.stringify(pool), { until: Math.max(now + FULL_REMEMBERED_MS, hangingUntil ?? 0), read });
+  }
+
+  /** Runs `admit` once the account's admissions asked before it in this process have ended. */
+  inTurn<T>(account: string, admit: () => Promise<T>): Promise<T> {
+    const turn = (this.accountTurns.get(account) ?? Promise.resolve()).then(admit, admit);
+    const ended = turn.catch(() => undefined);
+    this.accountTurns.set(account, ended);
+    void ended.then(() => {
+      if (this.accountTurns.get(account) === ended) this.accountTurns.delete(account);
+    });
+    return turn;
+  }
+}
+
+/**
+ * The refusal of a message whose queue record names its endpoint, when the consumer found its
+ * account's or its site's pool full a moment ago: decided before the message is read, so that a
+ * burst put off again and again costs no reads of the store.
+ */
+export function refusedByFullPool(request: AdmissionRequest, admissions: ConsumerAdmissions, now = Date.now()): Extract<Admission, { admitted: false }> | undefined {
+  const pools = [
+    { limit: 'perAccount', pool: { account: request.account } },
+    { limit: 'perHost', pool: { account: request.account, site: siteOf(request.origin) } },
+  ] as const;
+  for (const { limit, pool } of pools) {
+    const full = admissions.seenFull(pool, now);
+    if (!full) continue;
+    const wait = putOffWait(full.leaseEnds, now, Math.round(runtimeConfig().delivery.attemptTimeoutSeconds * SECOND), request.deferrals ?? 0);
+    return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) };
+  }
+  return undefined;
+}
+
+/**
+ * Whether the attempt of `request` may start now (`at`, or the time it is asked), given `endpoint` as
+ * read with the message; `address` resolves the webhook's host (its address pool's key). Admitted,
+ * the caller attempts and then calls `release`. `admissions`: the consumer process's, which orders
+ * the account's admissions and refuses at once for a pool it found full a moment ago.
+ */
+export async function admitAttempt(
+  request: AdmissionRequest,
+  endpoint: EndpointHealth,
+  address: () => Promise<string>,
+  at?: number,
+  admissions?: ConsumerAdmissions,
+): Promise<Admission> {
+  const { account, deferrals = 0 } = request;
   // Before any lease is taken: a lease lasts as long as the attempt may, from when it is taken.
-  const host = await address();
-  const settings = runtimeConfig().delivery;
-  const timeoutMs = Math.round(settings.attemptTimeoutSeconds * SECOND);
+  const resolved = await address();
+  const timeoutMs = Math.round(runtimeConfig().delivery.attemptTimeoutSeconds * SECOND);
   const now = at ?? Date.now();
-  const until = now + timeoutMs + CLAIM_MARGIN_MS;
   // A probe seen under way refuses without a write: a failing endpoint's backlog, coming back
   // again and again, would otherwise write its one item far past DynamoDB's 1 000 a second.
-  const circuitOpen = isCircuitOpen(endpoint);
-  const refusedByCircuit = { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, until, now, deferrals) } as const;
-  if (circuitOpen && endpoint.probeUntil !== undefined && endpoint.probeUntil > now) return refusedByCircuit;
-  const pools = [
+  if (isCircuitOpen(endpoint) && endpoint.probeUntil !== undefined && endpoint.probeUntil > now) {
+    return { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, now + timeoutMs + CLAIM_MARGIN_MS, now, deferrals) };
+  }
+  if (!admissions) return takeSlots(request, endpoint, resolved, now);
+  return admissions.inTurn(account, () => takeSlots(request, endpoint, resolved, at ?? Date.now(), admissions));
+}
+
+/** The slots (and, the circuit open, the probe) of an admission, taken at `now` unless a pool is full. */
+async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, resolved: string, now: number, admissions?: ConsumerAdmissions): Promise<Admission> {
+  const { account, origin, messageId, deferrals = 0 } = request;
+  const ref: EndpointRef = { account, origin };
+  const settings = runtimeConfig().delivery;
+  const timeoutMs = Math.round(settings.attemptTimeoutSeconds * SECOND);
+  const until = now + timeoutMs + CLAIM_MARGIN_MS;
+  const site = siteOf(origin);
+  const pools: Array<{ limit: 'perAccount' | 'perHost'; pool: SlotPool; capacity: number }> = [
     { limit: 'perAccount', pool: { account }, capacity: settings.concurrency.perAccount },
-    { limit: 'perHost', pool: { account, host }, capacity: settings.concurrency.perHost },
-  ] as const;
+    { limit: 'perHost', pool: { account, site }, capacity: settings.concurrency.perHost },
+  ];
+  // A URL with an IP address for its host: its site is that address.
+  if (site !== resolved) pools.push({ limit: 'perHost', pool: { account, address: resolved }, capacity: settings.concurrency.perHost });
   let probe: number | undefined;
-  const putOff = async (limit: (typeof pools)[number]['limit'], slots: HeldSlot[]): Promise<Admission> => {
+  const putOff = async (limit: (typeof pools)[number]['limit'], slots: HeldSlot[], full?: ShardSlots): Promise<Admission> => {
     await freeAll(ref, messageId, slots, probe);
-    const wait = timeoutMs * PUT_OFF_TIMEOUT_FRACTION * 2 ** Math.min(deferrals, MAX_PUT_OFF_DOUBLINGS) * jitter(0.5, 1.5);
+    const wait = putOffWait(full?.leaseEnds ?? [], now, timeoutMs, deferrals);
     return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) };
   };
-  // Both pools are read before anything is written (the probe, a slot): a refusal, what a busy
+  const seenFull = pools.find(({ pool }) => admissions?.seenFull(pool, now));
+  if (seenFull) return putOff(seenFull.limit, [], admissions!.seenFull(seenFull.pool, now));
+  // Every pool is read before anything is written (the probe, a slot): a refusal, what a busy
   // endpoint's backlog mostly gets, then writes nothing. They are taken one after the other: takers
   // at once that each won a slot of a different pool would all give them back.
-  const free = await Promise.all(pools.map(({ pool, capacity }) => freeSlots(pool, capacity, now)));
-  const full = pools.find((_, index) => free[index]!.length === 0);
-  if (full) return putOff(full.limit, []);
-  if (circuitOpen) {
-    if (!(await takeProbe(ref, until, now))) return refusedByCircuit;
+  const read = await Promise.all(pools.map(({ pool, capacity }) => readTwoShards(pool, capacity, now)));
+  const full = pools.findIndex((_, index) => read[index]!.free.length === 0);
+  if (full >= 0) {
+    admissions?.rememberFull(pools[full]!.pool, read[full]!, now, hangingUntil(read[full]!.leaseEnds, now, timeoutMs));
+    return putOff(pools[full]!.limit, [], read[full]);
+  }
+  if (isCircuitOpen(endpoint)) {
+    if (!(await takeProbe(ref, until, now))) return { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, until, now, deferrals) };
     probe = until;
   }
   const slots: HeldSlot[] = [];
   for (const [index, { limit, pool }] of pools.entries()) {
-    const slot = await takeFreeSlot(pool, free[index]!, messageId, until, now);
+    const slot = await takeFreeSlot(pool, read[index]!.free, messageId, until, now);
     if (slot === undefined) return putOff(limit, slots);
     slots.push({ pool, slot });
   }
   return admitted(ref, endpoint, messageId, slots, probe);
+}
+
+/**
+ * The free slots of a random shard of the pool, or when it has none of another: each read spreads
+ * over the pool's partitions. Near the pool's capacity an attempt may thus be put off while a shard
+ * not read has a slot free; the capacity itself is never exceeded.
+ */
+async function readTwoShards(pool: SlotPool, capacity: number, now: number): Promise<ShardSlots> {
+  const shards = slotShards(capacity);
+  const first = Math.floor(Math.random() * shards);
+  const read = await readShardSlots(pool, capacity, first, now);
+  if (read.free.length > 0 || shards === 1) return read;
+  const second = await readShardSlots(pool, capacity, (first + 1 + Math.floor(Math.random() * (shards - 1))) % shards, now);
+  return second.free.length > 0 ? second : { free: [], leaseEnds: [...read.leaseEnds, ...second.leaseEnds] };
+}
+
+/**
+ * How long a message refused a slot waits: a quarter of the attempt's timeout, doubled with each
+ * refusal (up to 16 times), ±50 %. When every slot it read (`leaseEnds`: the shards it read, all of a
+ * small pool) has been held over a quarter of the timeout (attempts hanging, as a dead receiver's
+ * do), not before the first of them times out: a hanging receiver's backlog is then read again as
+ * its slots free, not every few seconds.
+ */
+function putOffWait(leaseEnds: number[], now: number, timeoutMs: number, deferrals: number): number {
+  const backoff = timeoutMs * PUT_OFF_TIMEOUT_FRACTION * 2 ** Math.min(deferrals, MAX_PUT_OFF_DOUBLINGS) * jitter(0.5, 1.5);
+  const hanging = hangingUntil(leaseEnds, now, timeoutMs);
+  return hanging === undefined ? backoff : Math.max(backoff, (hanging - now) * jitter(1, 1.5));
+}
+
+/** When the first of a full shard's attempts times out, if every one has run over a quarter of its timeout. */
+function hangingUntil(leaseEnds: number[], now: number, timeoutMs: number): number | undefined {
+  const leaseMs = timeoutMs + CLAIM_MARGIN_MS;
+  const hanging = leaseEnds.length > 0 && leaseEnds.every((end) => now - (end - leaseMs) > timeoutMs * PUT_OFF_TIMEOUT_FRACTION);
+  return hanging ? Math.min(...leaseEnds) - CLAIM_MARGIN_MS : undefined;
 }
 
 interface HeldSlot {
@@ -155,11 +261,9 @@ function admitted(ref: EndpointRef, seen: EndpointHealth, holder: string, slots:
       if (released) return;
       released = true;
       if (!outcome) return freeAll(ref, holder, slots, probe);
-      const now = Date.now();
-      const recorded = { delivered: outcome.delivered, fast: outcome.delivered && outcome.durationMs <= slowAttemptMs(), slowUntil: now + SLOW_REMEMBERED_MS };
       await Promise.all([
         freeAll(ref, holder, slots, undefined),
-        warnOnFailure('endpoint state not recorded', () => recordEndpointOutcome(ref, seen, recorded, now, probe)),
+        warnOnFailure('endpoint state not recorded', () => recordEndpointOutcome(ref, seen, outcome.delivered, Date.now(), probe)),
       ]);
     },
   };

@@ -3,7 +3,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { logger } from '../logger';
 import { coalescingReader, type ItemReader } from '../store/batch';
-import { admitAttempt } from './admission';
+import { admitAttempt, refusedByFullPool, type ConsumerAdmissions } from './admission';
 import { attemptDelivery, deferDelivery, prepareDelivery, type Attempted, type PreparedAttempt } from './deliver';
 import { CONSUMER_BATCH_SIZE, parseQueuedDelivery, type QueueRecord, type QueueSender, type QueuedDelivery } from './queue';
 import { deliveryStats, type DeliveryStatsBuffer } from './stats';
@@ -13,6 +13,14 @@ import { resolveTarget, type ResolvedTarget } from './target-guard';
 export interface ConsumerContext {
   /** Where messages are queued again: the next attempt of a schedule, a message put off, one early. */
   queue: QueueSender;
+  /** This consumer process's admissions: the order of each account's, the pools found full a moment ago (admission.ts). */
+  admissions?: ConsumerAdmissions;
+  /**
+   * Told of each record as soon as it is done with (`returned`: it is to be received again), before
+   * the batch ends: a consumer that outlives its batch (the local loop) lets each record go at once,
+   * not when the batch's slowest attempt ends.
+   */
+  settled?: (record: QueueRecord, returned: boolean) => void;
   log?: Logger;
   /** Where attempts are counted: the process's buffer unless given. */
   stats?: DeliveryStatsBuffer;
@@ -36,14 +44,23 @@ export async function consumeDeliveries(records: QueueRecord[], context: Consume
   // A processor holds the batch it processes: one per batch, since batches run side by side.
   const processor = new BatchProcessor(EventType.SQS);
   const read = coalescingReader();
-  const response = await processPartialResponse({ Records: records }, (record: QueueRecord) => deliverRecord(record, { ...context, stats }, read), processor, {
+  const deliver = async (record: QueueRecord) => {
+    try {
+      await deliverRecord(record, { ...context, stats }, read);
+    } catch (error) {
+      context.settled?.(record, true);
+      throw error;
+    }
+    context.settled?.(record, false);
+  };
+  const response = await processPartialResponse({ Records: records }, deliver, processor, {
     throwOnFullBatchFailure: false,
   });
   await stats.flush(Date.now(), { all: records.length < CONSUMER_BATCH_SIZE, log });
   return response;
 }
 
-async function deliverRecord(record: QueueRecord, { queue, log = logger, stats }: ConsumerContext & { stats: DeliveryStatsBuffer }, read: ItemReader): Promise<void> {
+async function deliverRecord(record: QueueRecord, { queue, log = logger, stats, admissions }: ConsumerContext & { stats: DeliveryStatsBuffer }, read: ItemReader): Promise<void> {
   let queued: QueuedDelivery;
   try {
     queued = parseQueuedDelivery(record.body);
@@ -53,12 +70,19 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger, stats }
     throw error;
   }
   try {
+    const refused = admissions && queued.origin !== undefined ? refusedByFullPool({ ...queued, origin: queued.origin }, admissions) : undefined;
+    if (refused) {
+      // Not read, so its sweep time is not moved: should the sweep take it up first, it is only queued once more.
+      await queue.send([{ ...queued, at: refused.retryAt, deferrals: (queued.deferrals ?? 0) + 1 }]);
+      log.debug('delivery put off', { account: queued.account, webhookId: queued.webhookId, messageId: queued.messageId, limit: refused.limit, until: refused.retryAt });
+      return;
+    }
     const prepared = await prepareDelivery(queued, queue, undefined, read);
     if (prepared.kind !== 'ready') return;
     const { delivery } = prepared;
     let target: ResolvedTarget | undefined;
     const address = async () => (target ??= await resolveTarget(delivery.webhook.url)).address;
-    const admission = await admitAttempt({ ...queued, origin: delivery.origin }, delivery.endpoint, address);
+    const admission = await admitAttempt({ ...queued, origin: delivery.origin }, delivery.endpoint, address, undefined, admissions);
     if (!admission.admitted) {
       await putOff(delivery, queued, admission.retryAt, queue);
       log.debug('delivery put off', { account: queued.account, webhookId: queued.webhookId, messageId: queued.messageId, limit: admission.limit, until: admission.retryAt });
@@ -68,7 +92,7 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger, stats }
     try {
       attempted = await attemptDelivery(delivery, { queue, log, resolve: target?.resolve, stats });
     } finally {
-      await admission.release(attempted.attempt && { delivered: attempted.delivered ?? false, durationMs: attempted.attempt.durationMs });
+      await admission.release(attempted.attempt && { delivered: attempted.delivered ?? false });
     }
   } catch (error) {
     log.warn('delivery failed in the store; the queue brings it back', { queueMessageId: record.messageId, messageId: queued.messageId, error: (error as Error).message });
@@ -81,8 +105,7 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger, stats }
  * `until`, and its sweep time moved past it when the sweep would take it up before.
  */
 async function putOff(delivery: PreparedAttempt, queued: QueuedDelivery, until: number, queue: QueueSender): Promise<void> {
-  const sweepAt = until + sweepGraceMs();
-  if (sweepAt > delivery.message.sweepAt!) await deferDelivery(delivery, sweepAt);
+  if (delivery.message.sweepAt! < until) await deferDelivery(delivery, until + sweepGraceMs());
   const { account, webhookId, messageId } = queued;
   await queue.send([{ account, webhookId, messageId, at: until, deferrals: (queued.deferrals ?? 0) + 1, origin: delivery.origin }]);
 }

@@ -1,24 +1,33 @@
 import { tableName } from './client';
 import { conditionHeld } from './conditional-write';
 import { deleteItem, putItem, queryItems } from './items';
-import { attemptSlotKey, attemptSlotsPartition, EXPIRES_AT_ATTRIBUTE, slotOfSortKey, type SlotPool } from './table';
+import { attemptSlotKey, attemptSlotsPartition, EXPIRES_AT_ATTRIBUTE, SLOTS_PER_SHARD, slotOfSortKey, type SlotPool } from './table';
 
 export type { SlotPool };
 
+/** A shard of a pool as read: its free slots, and when the leases of the others end (ms). */
+export interface ShardSlots {
+  free: number[];
+  leaseEnds: number[];
+}
+
 /**
- * The pool's free slots among its `capacity`: those with no item or whose lease ended by `now`, so
- * that a crashed holder's slot frees itself. One Query, read consistently: a slot released a moment
- * ago is free, not a refusal that puts a message off.
+ * The free slots of one shard of the pool (of `capacity` slots in all): those with no item or whose
+ * lease ended by `now`, so that a crashed holder's slot frees itself. One Query of the shard's
+ * partition, read consistently: a slot released a moment ago is free, not a refusal that puts a
+ * message off.
  */
-export async function freeSlots(pool: SlotPool, capacity: number, now: number): Promise<number[]> {
+export async function readShardSlots(pool: SlotPool, capacity: number, shard: number, now: number): Promise<ShardSlots> {
   const { items } = await queryItems({
     TableName: tableName(),
-    KeyConditionExpression: 'pk = :pk AND sk < :end',
-    ExpressionAttributeValues: { ':pk': attemptSlotsPartition(pool), ':end': attemptSlotKey(pool, capacity).sk },
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': attemptSlotsPartition(pool, shard) },
     ConsistentRead: true,
   });
-  const held = new Set(items.filter((item) => item.heldUntil > now).map((item) => slotOfSortKey(item.sk)));
-  return Array.from({ length: capacity }, (_, slot) => slot).filter((slot) => !held.has(slot));
+  const held = new Map<number, number>(items.filter((item) => item.heldUntil > now).map((item) => [slotOfSortKey(item.sk), item.heldUntil]));
+  const first = shard * SLOTS_PER_SHARD;
+  const slots = Array.from({ length: Math.max(0, Math.min(SLOTS_PER_SHARD, capacity - first)) }, (_, index) => first + index);
+  return { free: slots.filter((slot) => !held.has(slot)), leaseEnds: slots.flatMap((slot) => held.get(slot) ?? []) };
 }
 
 /**

@@ -17,39 +17,24 @@ export const originOf = (url: string) => new URL(url).origin;
 
 /** What the recent attempts to a webhook's endpoint showed, and whether the circuit's probe is under way. */
 export interface EndpointHealth {
-  /** False when no item records the endpoint: it has been seen neither to answer fast nor to fail. */
-  known: boolean;
   /** Attempts failed since the last delivered one. */
   consecutiveFailures: number;
   /** When the first of those failures was recorded (ms); absent while none. */
   failingSince?: number;
-  /** The last attempt was delivered fast (admission.ts says how fast). */
-  lastAttemptFast: boolean;
-  /** Until when (ms) the endpoint counts as slow, whatever its last attempt: set by each failed or slow one. */
-  slowUntil?: number;
   /** While the circuit's one probe attempt may be under way: when its lease ends (ms). */
   probeUntil?: number;
 }
 
-/** An attempt's outcome as the endpoint's state records it. */
-export interface EndpointOutcome {
-  delivered: boolean;
-  /** Delivered within the admission's bound for a fast attempt. */
-  fast: boolean;
-  /** What a failed or slow attempt sets `slowUntil` to. */
-  slowUntil: number;
-}
-
-/** The endpoint's health from its item; an unknown endpoint's when there is none. */
+/**
+ * The endpoint's health from its item; a healthy one's when there is none. Items written before
+ * every attempt took slots also hold `lastAttemptFast` and `slowUntil`, which nothing reads any more.
+ */
 export function toEndpointHealth(item: Item | undefined): EndpointHealth {
-  if (!item) return { known: false, consecutiveFailures: 0, lastAttemptFast: false };
+  if (!item) return { consecutiveFailures: 0 };
   return {
-    known: true,
     consecutiveFailures: item.consecutiveFailures ?? 0,
-    failingSince: item.failingSince,
-    lastAttemptFast: item.lastAttemptFast === true,
-    slowUntil: item.slowUntil,
-    probeUntil: item.probeUntil,
+    ...(item.failingSince === undefined ? {} : { failingSince: item.failingSince }),
+    ...(item.probeUntil === undefined ? {} : { probeUntil: item.probeUntil }),
   };
 }
 
@@ -86,14 +71,13 @@ export async function releaseProbe(ref: EndpointRef, heldUntil: number): Promise
 }
 
 /**
- * Records an attempt's outcome, writing only when it changes the endpoint's state from `seen` (as
- * read before the attempt): the successes of a healthy fast endpoint, most attempts, write nothing,
- * and an endpoint that stays slow writes once per `slowUntil`. A failure always writes, counted
- * atomically (attempts under way at once all count). `probe`: the probe lease this attempt holds
- * (until then), given up here if it is still that one.
+ * Records whether an attempt delivered, writing only when it changes the endpoint's state from `seen`
+ * (as read before the attempt): the successes of a healthy endpoint, most attempts, write nothing. A
+ * failure always writes, counted atomically (attempts under way at once all count). `probe`: the
+ * probe lease this attempt holds (until then), given up here if it is still that one.
  */
-export async function recordEndpointOutcome(ref: EndpointRef, seen: EndpointHealth, outcome: EndpointOutcome, now: number, probe?: number): Promise<void> {
-  const update = outcomeUpdate(seen, outcome, now);
+export async function recordEndpointOutcome(ref: EndpointRef, seen: EndpointHealth, delivered: boolean, now: number, probe?: number): Promise<void> {
+  const update = outcomeUpdate(seen, delivered, now);
   if (update) {
     await conditionHeld(
       updateItem({
@@ -109,24 +93,13 @@ export async function recordEndpointOutcome(ref: EndpointRef, seen: EndpointHeal
 }
 
 /** What the outcome changes: the SET clauses (and what follows them), and their values. */
-function outcomeUpdate(seen: EndpointHealth, { delivered, fast, slowUntil }: EndpointOutcome, now: number): { set: string; values: Item } | undefined {
+function outcomeUpdate(seen: EndpointHealth, delivered: boolean, now: number): { set: string; values: Item } | undefined {
   if (!delivered) {
     return {
-      set: 'lastAttemptFast = :false, failingSince = if_not_exists(failingSince, :now), slowUntil = :slowUntil ADD consecutiveFailures :one',
-      values: { ':false': false, ':now': now, ':slowUntil': slowUntil, ':one': 1 },
+      set: 'failingSince = if_not_exists(failingSince, :now) ADD consecutiveFailures :one',
+      values: { ':now': now, ':one': 1 },
     };
   }
-  const recovered = seen.consecutiveFailures > 0 || seen.failingSince !== undefined;
-  if (fast) {
-    if (seen.known && seen.lastAttemptFast && !recovered) return undefined;
-    return {
-      set: 'consecutiveFailures = :zero, lastAttemptFast = :true REMOVE failingSince',
-      values: { ':zero': 0, ':true': true },
-    };
-  }
-  if (seen.known && !seen.lastAttemptFast && !recovered && (seen.slowUntil ?? 0) > now) return undefined;
-  return {
-    set: 'consecutiveFailures = :zero, lastAttemptFast = :false, slowUntil = :slowUntil REMOVE failingSince',
-    values: { ':zero': 0, ':false': false, ':slowUntil': slowUntil },
-  };
+  if (seen.consecutiveFailures === 0 && seen.failingSince === undefined) return undefined;
+  return { set: 'consecutiveFailures = :zero REMOVE failingSince', values: { ':zero': 0 } };
 }

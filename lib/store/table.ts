@@ -173,15 +173,29 @@ export const hourOfStatsSortKey = (sk: string) => Number(sk.slice(STATS_HOUR_SOR
 export const STATS_EXPIRY_PARTITION = 'EXPIRES#STATS';
 export const statsExpiryIndexKey = (at: number) => ({ gsi3pk: STATS_EXPIRY_PARTITION, gsi3sk: timeKey(at, 'STATS') });
 
-/** Whose attempt slots: an account's (all its attempts), or with `host` its attempts to one resolved address. */
-export interface SlotPool {
-  account: string;
-  host?: string;
-}
+/**
+ * Whose attempt slots: an account's (all its attempts), or its attempts to one `site` (a registrable
+ * domain, or the host of a URL that has none) or to one resolved `address`.
+ */
+export type SlotPool = { account: string } | { account: string; site: string } | { account: string; address: string };
 
-/** The partition of a pool's attempt slots, and one slot in it. */
-export const attemptSlotsPartition = ({ account, host }: SlotPool) => (host === undefined ? `SLOTS#account#${account}` : `SLOTS#host#${account}#${host}`);
-export const attemptSlotKey = (pool: SlotPool, slot: number): TableKey => ({ pk: attemptSlotsPartition(pool), sk: String(slot).padStart(4, '0') });
+/**
+ * Slots per partition of a pool: a pool of `capacity` slots is spread over ceil(capacity / 4)
+ * partitions, so that an account whose receivers take hundreds of attempts at once reads and writes
+ * many partitions, none past DynamoDB's limits (docs/delivery-scale.md).
+ */
+export const SLOTS_PER_SHARD = 4;
+export const slotShards = (capacity: number) => Math.max(1, Math.ceil(capacity / SLOTS_PER_SHARD));
+export const shardOfSlot = (slot: number) => Math.floor(slot / SLOTS_PER_SHARD);
+
+const slotPoolName = (pool: SlotPool) => {
+  if ('site' in pool) return `site#${pool.account}#${pool.site}`;
+  if ('address' in pool) return `address#${pool.account}#${pool.address}`;
+  return `account#${pool.account}`;
+};
+/** The partition of one shard of a pool's attempt slots, and one slot in it. */
+export const attemptSlotsPartition = (pool: SlotPool, shard: number) => `SLOTS#${slotPoolName(pool)}#${shard}`;
+export const attemptSlotKey = (pool: SlotPool, slot: number): TableKey => ({ pk: attemptSlotsPartition(pool, shardOfSlot(slot)), sk: String(slot).padStart(4, '0') });
 export const slotOfSortKey = (sk: string) => Number(sk);
 
 const webhookMessagesPartition = (account: string, webhookId: string) => `${webhookAddressesPartition(account, webhookId)}#MESSAGES`;

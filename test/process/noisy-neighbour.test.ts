@@ -35,14 +35,18 @@ const BACKLOG_BEFORE_B = 50;
  */
 const BURST_BEFORE_B = 1_000;
 
+/** A's dead receivers and its burst's receiver are two hosts (each with its own slots), as they would be on the internet. */
+const DEAD_HOST = '::1';
+const BURST_HOST = '127.0.0.1';
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let running: NpmStart | undefined;
 const receivers: Receiver[] = [];
 stopAfterAll(() => running, () => receivers);
 
-async function receiver(answer?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
-  const started = await startReceiver(answer);
+async function receiver(host: string, answer?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
+  const started = await startReceiver(answer, host);
   receivers.push(started);
   return started;
 }
@@ -87,10 +91,10 @@ it(
       return created.body.id as string;
     };
     const dead: string[] = [];
-    for (let index = 0; index < DEAD_WEBHOOKS; index += 1) dead.push(await create(callA, (await receiver(() => 'hang')).url));
-    const fastA = await receiver();
+    for (let index = 0; index < DEAD_WEBHOOKS; index += 1) dead.push(await create(callA, (await receiver(DEAD_HOST, () => 'hang')).url));
+    const fastA = await receiver(BURST_HOST);
     const burstWebhook = await create(callA, fastA.url);
-    const fastB = await receiver();
+    const fastB = await receiver('127.0.0.1');
     const quietWebhook = await create(callB, fastB.url);
 
     const sendTest = async (call: typeof callA, id: string) => {

@@ -23,8 +23,11 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** A real HTTP receiver on loopback; answers 200 unless `answer` says otherwise. */
-export async function startReceiver(answer: (index: number, request: ReceivedRequest) => Answer = () => ({ status: 200 })): Promise<Receiver> {
+/**
+ * A real HTTP receiver on loopback; answers 200 unless `answer` says otherwise. `host`: another
+ * loopback address (`::1`), where receivers must count as different hosts.
+ */
+export async function startReceiver(answer: (index: number, request: ReceivedRequest) => Answer = () => ({ status: 200 }), host = '127.0.0.1'): Promise<Receiver> {
   const requests: ReceivedRequest[] = [];
   const hanging = new Set<ServerResponse>();
   const delayed = new Set<NodeJS.Timeout>();
@@ -53,10 +56,10 @@ export async function startReceiver(answer: (index: number, request: ReceivedReq
       delayed.add(timer);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/hook`,
     requests,
     waitFor: (count, timeoutMs = 15_000) =>
       new Promise((resolve, reject) => {

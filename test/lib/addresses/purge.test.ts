@@ -79,7 +79,7 @@ describe('permanent deletion of a webhook whose endpoint was attempted', () => {
     const webhook = await createWatchingWebhook(account, CHAIN, randomAddresses(3));
     const endpoint = { account, origin: originOf(webhook.url) };
     const now = Date.now();
-    await recordEndpointOutcome(endpoint, toEndpointHealth(undefined), { delivered: false, fast: false, slowUntil: now }, now);
+    await recordEndpointOutcome(endpoint, toEndpointHealth(undefined), false, now);
     await deleteWebhook(account, webhook.id, { permanent: true });
     await maintainUntilPurged();
     expect(itemsNaming(await scanTable(), webhook.id)).toEqual([]);

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { listDeliveries } from '../../../lib/deliveries/messages';
 import { createWebhookBody } from '../../../lib/schemas/webhook';
 import { createWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
-import { admitAttempt, CIRCUIT_OPENS_AFTER, describeEndpoint, SLOW_REMEMBERED_MS, type Admission } from '../../../lib/deliveries/admission';
+import { runtimeConfig, useRuntimeConfig } from '../../../lib/config/runtime';
+import { admitAttempt, CIRCUIT_OPENS_AFTER, describeEndpoint, type Admission } from '../../../lib/deliveries/admission';
 import { dynamoDb, tableName } from '../../../lib/store/client';
 import { getEndpointHealth, originOf, toEndpointHealth, type EndpointRef } from '../../../lib/store/endpoint-health';
 import { queryItems } from '../../../lib/store/items';
-import { attemptSlotsPartition, type SlotPool } from '../../../lib/store/table';
+import { attemptSlotsPartition, SLOTS_PER_SHARD, slotShards, type SlotPool } from '../../../lib/store/table';
 import { useEmbeddedStore } from '../../support/embedded-store';
 import { randomAccount, webhookInput } from '../../support/factories';
 
@@ -35,11 +36,11 @@ beforeAll(() => {
   );
 });
 
-const FAST = { delivered: true, durationMs: 20 };
-const SLOW = { delivered: true, durationMs: TIMEOUT_MS / 4 + 500 };
-const FAILED = { delivered: false, durationMs: TIMEOUT_MS };
+const DELIVERED = { delivered: true };
+const FAILED = { delivered: false };
 
-const newEndpoint = (account = randomAccount()): EndpointRef => ({ account, origin: `https://${randomUUID()}.example.com` });
+// A site of its own each (`.example` is no public suffix: the name is its registrable domain).
+const newEndpoint = (account = randomAccount()): EndpointRef => ({ account, origin: `https://${randomUUID()}.example` });
 const request = (endpoint: EndpointRef, deferrals?: number) => ({ ...endpoint, webhookId: randomUUID(), messageId: randomUUID(), deferrals });
 
 /** Admits one attempt as the consumer does: the endpoint's health read just before. */
@@ -47,59 +48,85 @@ async function admit(endpoint: EndpointRef, address = '10.0.0.1', now = Date.now
   return admitAttempt(request(endpoint, deferrals), await getEndpointHealth(endpoint), async () => address, now);
 }
 
-async function attempt(endpoint: EndpointRef, outcome: { delivered: boolean; durationMs: number }): Promise<void> {
+async function attempt(endpoint: EndpointRef, outcome: { delivered: boolean }): Promise<void> {
   const admission = await admit(endpoint);
   if (!admission.admitted) throw new Error(`refused: ${admission.limit}`);
   await admission.release(outcome);
 }
 
-async function slotsHeld(pool: SlotPool, now = Date.now()): Promise<number> {
+/** Slots of the pool held at `now`: of one shard, or of its first (the only one of the small pools here). */
+async function slotsHeld(pool: SlotPool, now = Date.now(), shard = 0): Promise<number> {
   const { items } = await queryItems({
     TableName: tableName(),
     KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': attemptSlotsPartition(pool) },
+    ExpressionAttributeValues: { ':pk': attemptSlotsPartition(pool, shard) },
     ConsistentRead: true,
   });
   return items.filter((item) => item.heldUntil > now).length;
 }
 
 describe('admitAttempt', () => {
-  it('admits an endpoint known to answer fast without a slot, and its fast successes write nothing', async () => {
+  it("takes a slot of the account's, the site's and the address's pool for every attempt, and a healthy endpoint's successes write nothing else", async () => {
     const endpoint = newEndpoint();
-    store.writes = 0;
-    await attempt(endpoint, FAST);
-    // Two slots taken and freed, and the endpoint recorded once as fast.
-    expect(store.writes).toBe(5);
-    expect(await getEndpointHealth(endpoint)).toEqual({ known: true, consecutiveFailures: 0, lastAttemptFast: true });
-
-    store.writes = 0;
-    const admission = await admit(endpoint);
-    expect(admission).toMatchObject({ admitted: true, probe: false });
-    expect(await slotsHeld({ account: endpoint.account })).toBe(0);
-    if (admission.admitted) await admission.release(FAST);
-    expect(store.writes).toBe(0);
+    for (let round = 0; round < 3; round += 1) {
+      store.writes = 0;
+      const admission = await admit(endpoint);
+      expect(admission).toMatchObject({ admitted: true, probe: false });
+      const site = new URL(endpoint.origin).hostname;
+      expect([await slotsHeld({ account: endpoint.account }), await slotsHeld({ account: endpoint.account, site }), await slotsHeld({ account: endpoint.account, address: '10.0.0.1' })]).toEqual([1, 1, 1]);
+      if (admission.admitted) await admission.release(DELIVERED);
+      // Three slots taken and three freed.
+      expect(store.writes).toBe(6);
+    }
+    expect(await getEndpointHealth(endpoint)).toEqual({ consecutiveFailures: 0 });
   });
 
-  it('makes an endpoint take slots again once an attempt is slow, and a slow endpoint records nothing more while slow', async () => {
-    const endpoint = newEndpoint();
-    await attempt(endpoint, FAST);
-    await attempt(endpoint, SLOW);
-    expect((await getEndpointHealth(endpoint)).lastAttemptFast).toBe(false);
-
-    const admission = await admit(endpoint);
-    expect(await slotsHeld({ account: endpoint.account })).toBe(1);
+  it('takes one host slot for a URL whose host is an IP address: its site is that address', async () => {
+    const account = randomAccount();
+    const endpoint = { account, origin: 'http://10.9.0.1:8080' };
     store.writes = 0;
-    if (admission.admitted) await admission.release(SLOW);
-    expect(store.writes).toBe(2); // the two slots freed, no state written
+    const admission = await admitAttempt(request(endpoint), await getEndpointHealth(endpoint), async () => '10.9.0.1');
+    expect(admission).toMatchObject({ admitted: true });
+    expect(await slotsHeld({ account, site: '10.9.0.1' })).toBe(1);
+    expect(await slotsHeld({ account, address: '10.9.0.1' })).toBe(0);
+    if (admission.admitted) await admission.release(DELIVERED);
+    expect(store.writes).toBe(4);
   });
 
-  it('keeps an endpoint that failed out of the no-slot path for a while, however fast it answers after', async () => {
-    const endpoint = newEndpoint();
-    await attempt(endpoint, FAST);
-    await attempt(endpoint, FAILED);
-    await attempt(endpoint, FAST);
-    expect(await admit(endpoint)).toMatchObject({ admitted: true, probe: false });
-    expect(await slotsHeld({ account: endpoint.account })).toBe(1);
+  it("counts an account's subdomains of one registrable domain as one site, whatever their addresses; a public suffix's tenants are sites of their own", async () => {
+    const at = (account: string, origin: string, address: string) => admitAttempt(request({ account, origin }), toEndpointHealth(undefined), async () => address);
+    const account = randomAccount();
+    const subdomains = await Promise.all(Array.from({ length: 4 }, (_, index) => at(account, `https://hook${index}.tenant.co.uk`, `10.8.0.${index}`)));
+    expect(subdomains.filter((admission) => admission.admitted)).toHaveLength(PER_HOST);
+    expect(await slotsHeld({ account, site: 'tenant.co.uk' })).toBe(PER_HOST);
+    // github.io is a public suffix (the list's private section): each of its tenants is a site, and only the account's slots bind.
+    const another = randomAccount();
+    const pages = await Promise.all(['one', 'two', 'three', 'four'].map((name, index) => at(another, `https://${name}.github.io`, `10.8.1.${index}`)));
+    expect(pages.filter((admission) => admission.admitted)).toHaveLength(PER_ACCOUNT);
+    expect(pages.find((admission) => !admission.admitted)).toMatchObject({ limit: 'perAccount' });
+  });
+
+  it("spreads a large pool's slots over partitions of 4, reading one or two of them, and never admits more than its capacity", async () => {
+    const config = runtimeConfig();
+    const capacity = 40;
+    useRuntimeConfig({ ...config, delivery: { ...config.delivery, concurrency: { ...config.delivery.concurrency, perAccount: capacity, perHost: capacity } } });
+    try {
+      const account = randomAccount();
+      const admissions: Admission[] = [];
+      for (let round = 0; round < 3; round += 1) {
+        admissions.push(...(await Promise.all(Array.from({ length: 20 }, (_, index) => admitAttempt(request(newEndpoint(account)), toEndpointHealth(undefined), async () => `10.7.${round}.${index}`)))));
+      }
+      const admitted = admissions.filter((admission) => admission.admitted).length;
+      expect(admitted).toBeLessThanOrEqual(capacity);
+      // Near the capacity an attempt may be put off with a slot free in a partition it did not read.
+      expect(admitted).toBeGreaterThanOrEqual(capacity - 2 * SLOTS_PER_SHARD);
+      const perShard = await Promise.all(Array.from({ length: slotShards(capacity) }, (_, shard) => slotsHeld({ account }, Date.now(), shard)));
+      expect(perShard).toHaveLength(10);
+      expect(perShard.reduce((sum, count) => sum + count, 0)).toBe(admitted);
+      expect(Math.max(...perShard)).toBeLessThanOrEqual(SLOTS_PER_SHARD);
+    } finally {
+      useRuntimeConfig(config);
+    }
   });
 
   it('admits exactly perAccount of 20 attempts asking at once to different hosts', async () => {
@@ -111,7 +138,7 @@ describe('admitAttempt', () => {
     expect(admissions.filter((admission) => !admission.admitted && admission.limit === 'perAccount')).toHaveLength(20 - PER_ACCOUNT);
     expect(await slotsHeld({ account })).toBe(PER_ACCOUNT);
     // A refused attempt holds no host slot either.
-    const hostSlots = await Promise.all(Array.from({ length: 20 }, (_, index) => slotsHeld({ account, host: `10.1.0.${index}` })));
+    const hostSlots = await Promise.all(Array.from({ length: 20 }, (_, index) => slotsHeld({ account, address: `10.1.0.${index}` })));
     expect(hostSlots.reduce((sum, count) => sum + count, 0)).toBe(PER_ACCOUNT);
   });
 
@@ -167,7 +194,7 @@ describe('admitAttempt', () => {
     const admission = await admit(newEndpoint());
     store.failDeletes = true;
     try {
-      if (admission.admitted) await expect(admission.release(FAST)).resolves.toBeUndefined();
+      if (admission.admitted) await expect(admission.release(DELIVERED)).resolves.toBeUndefined();
     } finally {
       store.failDeletes = false;
     }
@@ -238,16 +265,11 @@ describe('the circuit', () => {
     const endpoint = await failingEndpoint(CIRCUIT_OPENS_AFTER);
     const probe = await admit(endpoint);
     if (!probe.admitted) throw new Error('refused');
-    await probe.release(FAST);
+    await probe.release(DELIVERED);
     const health = await getEndpointHealth(endpoint);
-    expect(health).toMatchObject({ known: true, consecutiveFailures: 0, lastAttemptFast: true });
+    expect(health).toEqual({ consecutiveFailures: 0 });
     expect(describeEndpoint(health)).toEqual({ status: 'healthy' });
-    // Still remembered as slow for a while: its attempts take slots, until then.
     expect(await admit(endpoint)).toMatchObject({ admitted: true, probe: false });
-    expect(await slotsHeld({ account: endpoint.account })).toBe(1);
-    const later = Date.now() + SLOW_REMEMBERED_MS + 1;
-    expect(await admit(endpoint, '10.0.0.1', later)).toMatchObject({ admitted: true, probe: false });
-    expect(await slotsHeld({ account: endpoint.account }, later)).toBe(0);
   });
 
   it('brings a message the open circuit refuses again back twice as late each time, up to 16 times as late', async () => {
@@ -284,11 +306,11 @@ describe('the circuit', () => {
 describe('describeEndpoint', () => {
   it('shows an unknown endpoint and one whose last attempt was delivered as healthy', () => {
     expect(describeEndpoint(toEndpointHealth(undefined))).toEqual({ status: 'healthy' });
-    expect(describeEndpoint({ known: true, consecutiveFailures: 0, lastAttemptFast: false })).toEqual({ status: 'healthy' });
+    expect(describeEndpoint({ consecutiveFailures: 0 })).toEqual({ status: 'healthy' });
   });
 
   it('shows a failing endpoint with its failures and a closed circuit below the threshold', () => {
-    expect(describeEndpoint({ known: true, consecutiveFailures: 2, failingSince: 1_700_000_000_000, lastAttemptFast: false })).toEqual({
+    expect(describeEndpoint({ consecutiveFailures: 2, failingSince: 1_700_000_000_000 })).toEqual({
       status: 'failing',
       failingSince: 1_700_000_000_000,
       consecutiveFailures: 2,
