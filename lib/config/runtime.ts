@@ -228,9 +228,11 @@ function accountLimits(env: NodeJS.ProcessEnv, stage: AccountLimits): AccountLim
     addressesPerAccount: positiveNumber(env, 'MAX_ADDRESSES_PER_ACCOUNT') ?? stage.addressesPerAccount,
     testNotificationsPerMinute: positiveNumber(env, 'MAX_TEST_NOTIFICATIONS_PER_MINUTE') ?? stage.testNotificationsPerMinute,
     recoversPerMinute: positiveNumber(env, 'MAX_RECOVERS_PER_MINUTE') ?? stage.recoversPerMinute,
+    retriesPerMinute: positiveNumber(env, 'MAX_RETRIES_PER_MINUTE') ?? stage.retriesPerMinute,
     testNotificationsPerMinutePerAccount:
       positiveNumber(env, 'MAX_TEST_NOTIFICATIONS_PER_MINUTE_PER_ACCOUNT') ?? stage.testNotificationsPerMinutePerAccount,
     recoversPerMinutePerAccount: positiveNumber(env, 'MAX_RECOVERS_PER_MINUTE_PER_ACCOUNT') ?? stage.recoversPerMinutePerAccount,
+    retriesPerMinutePerAccount: positiveNumber(env, 'MAX_RETRIES_PER_MINUTE_PER_ACCOUNT') ?? stage.retriesPerMinutePerAccount,
     apiKeysPerAccount: positiveInteger(env, 'MAX_API_KEYS_PER_ACCOUNT') ?? stage.apiKeysPerAccount,
     apiKeyCreationsPerMinute: positiveInteger(env, 'MAX_API_KEY_CREATIONS_PER_MINUTE') ?? stage.apiKeyCreationsPerMinute,
   };

@@ -58,10 +58,14 @@ export interface AccountLimits {
   testNotificationsPerMinute: number;
   /** Recover calls one webhook may take in a minute. */
   recoversPerMinute: number;
+  /** Retries (of one message each) one webhook may take in a minute. */
+  retriesPerMinute: number;
   /** Test notifications all of an account's webhooks together may be sent in a minute, new webhooks included. */
   testNotificationsPerMinutePerAccount: number;
   /** Recover calls all of an account's webhooks together may take in a minute. */
   recoversPerMinutePerAccount: number;
+  /** Retries all of an account's webhooks together may take in a minute. */
+  retriesPerMinutePerAccount: number;
   /** API keys not revoked (a revoked key is kept for the audit trail, and no longer counts). */
   apiKeysPerAccount: number;
   /** API keys an account may create through the API in a minute (the operator's keys CLI is not limited). */
@@ -154,8 +158,10 @@ const development: Omit<StageSettings, 'name'> = {
     addressesPerAccount: 5_000_000,
     testNotificationsPerMinute: 10,
     recoversPerMinute: 5,
+    retriesPerMinute: 30,
     testNotificationsPerMinutePerAccount: 60,
     recoversPerMinutePerAccount: 30,
+    retriesPerMinutePerAccount: 120,
     apiKeysPerAccount: 20,
     apiKeyCreationsPerMinute: 10,
   },

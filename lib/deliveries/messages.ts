@@ -316,10 +316,12 @@ export async function getDelivery(account: string, id: string, messageId: string
  * Sends the message again now, with the same id, whatever its status. A pending message's next
  * attempt is brought forward (it stays on its schedule); a finished one gets one manual attempt,
  * whose outcome is its new status. While an attempt of it is under way, a 409: its outcome would
- * overwrite the retry's.
+ * overwrite the retry's. Counted in the webhook's and the account's minute (a 429 past either), as
+ * test notifications and recover calls are: each sends at once.
  */
 export async function retryDelivery(account: string, id: string, messageId: string, queue: QueueSender): Promise<QueuedMessage> {
   const message = await existingMessage(account, id, messageId, 'send it messages');
+  await countWebhookCall(account, id, 'retry');
   if ((await requeue([message], queue)).length === 0) {
     throw new Conflict(`An attempt of message ${messageId} is under way: retry it once its outcome shows in the log`);
   }

@@ -1,6 +1,6 @@
 /**
- * Limits on how often one webhook, and all of an account's together, may be sent test notifications
- * or recovered: each such call sends at once, so the API's throttle alone would let one account keep
+ * Limits on how often one webhook, and all of an account's together, may be sent test notifications,
+ * recovered, or have a message retried: each such call sends at once, so the API's throttle alone would let one account keep
  * a receiver (or the service) busy. And how often an account may create API keys: each is kept for
  * the audit trail, and on AWS makes an API Gateway API key.
  */
@@ -21,6 +21,11 @@ const LIMITED_CALLS: Record<Exclude<CountedCall, 'apiKeyCreation'>, { name: stri
     name: 'recover calls',
     perWebhook: () => runtimeConfig().accountLimits.recoversPerMinute,
     perAccount: () => runtimeConfig().accountLimits.recoversPerMinutePerAccount,
+  },
+  retry: {
+    name: 'retries',
+    perWebhook: () => runtimeConfig().accountLimits.retriesPerMinute,
+    perAccount: () => runtimeConfig().accountLimits.retriesPerMinutePerAccount,
   },
 };
 

@@ -9,7 +9,7 @@ import { conditionHeld, unlessConditionFails } from './conditional-write';
 import { getItem, updateItem } from './items';
 import { accountCallWindowsKey, webhookKey } from './table';
 
-export type CountedCall = 'testNotification' | 'recover' | 'apiKeyCreation';
+export type CountedCall = 'testNotification' | 'recover' | 'retry' | 'apiKeyCreation';
 
 /** Whose calls: one webhook's (it must exist), or all of an account's webhooks' together. */
 export type CallCounter = { account: string; webhookId: string } | { account: string; webhookId?: undefined };

@@ -12,6 +12,8 @@ const client = useLocalService({
   MAX_TEST_NOTIFICATIONS_PER_MINUTE: '3',
   MAX_RECOVERS_PER_MINUTE: '2',
   MAX_TEST_NOTIFICATIONS_PER_MINUTE_PER_ACCOUNT: '5',
+  MAX_RETRIES_PER_MINUTE: '2',
+  MAX_RETRIES_PER_MINUTE_PER_ACCOUNT: '3',
 });
 const api = webhooksApi(client);
 const addresses = addressesApi(client);
@@ -135,6 +137,41 @@ describe('calls per webhook per minute', () => {
     const refused = await client.call('POST', `/v1/webhooks/${id}/recover`, { key, body: { since: 0 } });
     expect(expectError(refused, 429)).toContain(`Too many recover calls for webhook ${id}: at most 2 per minute`);
     expect(refused.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+  });
+});
+
+/** A webhook with one delivered test notification, to retry. */
+async function deliveredMessage(key: string): Promise<{ id: string; messageId: string }> {
+  const { id } = await api.create(key, { url: receiver.url });
+  const sent = await client.call('POST', `/v1/webhooks/${id}/test`, { key });
+  expect(sent.status).toBe(202);
+  const messageId = sent.body.messageId as string;
+  while ((await client.call('GET', `/v1/webhooks/${id}/deliveries/${messageId}`, { key })).body.status !== 'succeeded') await new Promise((resolve) => setTimeout(resolve, 50));
+  return { id, messageId };
+}
+
+/** Retries the message once; a 409 (its last retry's attempt still under way) is counted as a retry too. */
+async function retry(key: string, { id, messageId }: { id: string; messageId: string }) {
+  const response = await client.call('POST', `/v1/webhooks/${id}/deliveries/${messageId}/retry`, { key });
+  if (response.status !== 429) expect([202, 409]).toContain(response.status);
+  return response;
+}
+
+describe('retries per minute (MAX_RETRIES_PER_MINUTE=2, MAX_RETRIES_PER_MINUTE_PER_ACCOUNT=3)', () => {
+  it("answers a webhook's third retry in a minute with 429 and Retry-After, naming the limit", async () => {
+    const key = await api.newAccountKey();
+    const message = await deliveredMessage(key);
+    for (let call = 0; call < 2; call += 1) expect((await retry(key, message)).status).not.toBe(429);
+    const refused = await retry(key, message);
+    expect(expectError(refused, 429)).toContain(`Too many retries for webhook ${message.id}: at most 2 per minute`);
+    expect(refused.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+  });
+
+  it("answers the account's fourth retry in a minute, over two webhooks, with 429 naming the account's limit", async () => {
+    const key = await api.newAccountKey();
+    const [one, two] = [await deliveredMessage(key), await deliveredMessage(key)];
+    for (const message of [one, one, two]) expect((await retry(key, message)).status).not.toBe(429);
+    expect(expectError(await retry(key, two), 429)).toContain('Too many retries for this account: at most 3 per minute for all its webhooks together');
   });
 });
 

@@ -171,7 +171,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message again now
-         * @description Sends the message again now, with the same message id, whatever its status. A pending message's next attempt is brought forward (it stays on its retry schedule); a finished one gets one manual attempt, whose outcome is its new status. A 409 while an attempt of the message is under way: its outcome would overwrite the retry's; retry once that outcome shows in the log. A 400 when the webhook is inactive.
+         * @description Sends the message again now, with the same message id, whatever its status. A pending message's next attempt is brought forward (it stays on its retry schedule); a finished one gets one manual attempt, whose outcome is its new status. A 409 while an attempt of the message is under way: its outcome would overwrite the retry's; retry once that outcome shows in the log. A 400 when the webhook is inactive. At most 30 retries per webhook and 120 per account a minute (a 429 with Retry-After past either).
          */
         post: operations["retryDelivery"];
         delete?: never;
