@@ -1,4 +1,4 @@
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { machineClockMs } from '../support/machine-clock';
 
@@ -7,9 +7,14 @@ import { machineClockMs } from '../support/machine-clock';
  * neither side: a healthy one that answers 200 at once and reports each notification's
  * `webhook-id` and when its body had arrived (on the machine's clock), and a dead one that accepts
  * connections, reads what comes and never answers. Talks to the bench over the IPC channel.
+ *
+ * Under `/warm-then-hang/<n>/` the healthy one answers the first n requests to each path and then
+ * hangs as the dead one does: a receiver known to answer fast that stops answering. With a count
+ * as its argument, the process runs that many more of the healthy one, each on a loopback address
+ * of its own (127.0.0.2, 127.0.0.3, ...): other origins, sites and addresses to the service.
  */
 export type ReceiverMessage =
-  | { type: 'listening'; healthyPort: number; deadPort: number }
+  | { type: 'listening'; healthyPort: number; deadPort: number; otherOrigins: Array<{ address: string; port: number }> }
   | { type: 'arrivals'; ids: string[]; times: number[] }
   | { type: 'cut'; sockets: number };
 
@@ -30,20 +35,39 @@ function send(message: ReceiverMessage) {
   if (process.connected) process.send!(message);
 }
 
-const healthy = createHttpServer((request, response) => {
+const hung = new Set<Socket>();
+const answeredByPath = new Map<string, number>();
+const WARM_THEN_HANG = /^\/warm-then-hang\/(\d+)\//;
+
+const answer = (request: IncomingMessage, response: ServerResponse) => {
   request.resume();
+  const warm = WARM_THEN_HANG.exec(request.url ?? '');
+  if (warm) {
+    const answered = answeredByPath.get(request.url!) ?? 0;
+    if (answered >= Number(warm[1])) {
+      hung.add(request.socket);
+      request.socket.once('close', () => hung.delete(request.socket));
+      return;
+    }
+    answeredByPath.set(request.url!, answered + 1);
+  }
   request.on('end', () => {
     if (ids.length === 0) setImmediate(flush);
     ids.push(String(request.headers['webhook-id']));
     times.push(machineClockMs());
     response.writeHead(200, { 'content-type': 'application/json', 'content-length': RESPONSE.length }).end(RESPONSE);
   });
-});
-// The senders keep sockets for up to 60 s; a server that closed idle ones after its default 5 s
-// would make one side or the other reconnect between phases.
-healthy.keepAliveTimeout = 65_000;
+};
+const healthyServer = () => {
+  const server = createHttpServer(answer);
+  // The senders keep sockets for up to 60 s; a server that closed idle ones after its default 5 s
+  // would make one side or the other reconnect between phases.
+  server.keepAliveTimeout = 65_000;
+  return server;
+};
+const healthy = healthyServer();
+const otherAddresses = Array.from({ length: Number(process.argv[2] ?? 0) }, (_, index) => `127.0.0.${index + 2}`);
 
-const hung = new Set<Socket>();
 const dead = createTcpServer((socket) => {
   hung.add(socket);
   socket.on('data', () => undefined);
@@ -60,5 +84,7 @@ process.on('message', (command: ReceiverCommand) => {
 });
 process.on('disconnect', () => process.exit(0));
 
-const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
-void Promise.all([listen(healthy), listen(dead)]).then(([healthyPort, deadPort]) => send({ type: 'listening', healthyPort, deadPort }));
+const listen = (server: Server, address = '127.0.0.1') => new Promise<number>((resolve) => server.listen(0, address, () => resolve((server.address() as AddressInfo).port)));
+void Promise.all([listen(healthy), listen(dead), Promise.all(otherAddresses.map((address) => listen(healthyServer(), address)))]).then(([healthyPort, deadPort, ports]) =>
+  send({ type: 'listening', healthyPort, deadPort, otherOrigins: otherAddresses.map((address, index) => ({ address, port: ports[index]! })) }),
+);

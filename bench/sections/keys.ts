@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { v7 as uuidv7 } from 'uuid';
 import { newLocalDeliveryQueue } from '../../infra/local/background-work';
 import { startDeliveryLoop } from '../../infra/local/delivery-loop';
+import { runtimeConfig } from '../../lib/config/runtime';
 import { stageSettings } from '../../lib/config/stages';
 import { recordNotifications } from '../../lib/deliveries/messages';
 import type { Webhook } from '../../lib/schemas/webhook';
@@ -16,6 +17,7 @@ import { uuidv7Time } from '../../lib/uuid';
 import { originOf } from '../../lib/store/endpoint-health';
 import { startDeliveryReceivers } from '../support/delivery-receivers';
 import { PartitionMeter, type PartitionLoad } from '../support/partition-load';
+import { isSlotPartition, SlotHolds, slotPartitionAt } from '../support/slot-load';
 import { atMost, figure, type BenchOptions, type Figure } from '../support/report';
 import { interceptDynamoDb } from '../support/store';
 
@@ -28,6 +30,13 @@ const STAGE_RATES = [10_000, 100_000];
 const HOT_WEBHOOK_SHARE = 0.05;
 /** One webhook in this many has a receiver that refuses connections: each of its notifications fails once and is scheduled again. */
 const FAILING_EVERY = 100;
+/**
+ * The least an attempt holds its slots on AWS (docs/delivery-scale.md, "Slots"): the claim, the POST
+ * and the record, three DynamoDB writes after the admission's own. The shorter the hold, the fewer
+ * slots a rate needs and the hotter their partitions: the slots' figures take this or the mean
+ * measured, whichever is shorter.
+ */
+const SHORTEST_HOLD_MS = 20;
 /** Notifications recorded per block, grouped by webhook as the chain follower records them. */
 const BLOCK = 200;
 
@@ -114,13 +123,16 @@ export async function keys({ quick, progress }: BenchOptions): Promise<Figure[]>
     receivers.onArrivals((ids) => void (arrived += ids.length));
 
     const meter = new PartitionMeter();
+    const holds = new SlotHolds();
     interceptDynamoDb(async (command, input, send) => {
       try {
         const result = await send();
         meter.observe(command, input, result.output as Record<string, unknown>);
+        holds.observe(command, input, true);
         return result;
       } catch (error) {
         meter.observe(command, input, undefined);
+        holds.observe(command, input, false);
         throw error;
       }
     });
@@ -146,7 +158,7 @@ export async function keys({ quick, progress }: BenchOptions): Promise<Figure[]>
     progress(`keys: ${arrived} of ${toArrive} delivered`);
     const hot = targets[0]!;
     const shares = { target: hot, count: expected.filter((target) => target === hot).length, accountCount: expected.filter(({ account }) => account === hot.account).length };
-    return report(meter.partitions(), notifications, shares, progress);
+    return [...report(meter.partitions(), notifications, shares, progress), ...slotReport(meter.partitions(), holds, notifications)];
   } finally {
     await receivers.stop();
   }
@@ -187,10 +199,12 @@ function report(loads: PartitionLoad[], notifications: number, hot: HotShares, p
     }
   }
   // Keys of one account or one webhook grow with its own rate: shown at the bench's shape (the hot webhook's share of the stage).
+  // The slots' partitions do not (a pool keeping up with a higher rate has more of them): they have figures of their own (slotReport).
+  const growing = loads.filter((load) => !isSlotPartition(load));
   for (const index of ['table', 'gsi2']) {
-    const hottest = loads.find((load) => load.index === index);
+    const hottest = growing.find((load) => load.index === index);
     if (!hottest) continue;
-    const detail = `${name(hottest)}; the hot webhook at ${percent(hot.count)} of the stage, its account at ${percent(hot.accountCount)}`;
+    const detail = `${name(hottest)}; the hot webhook at ${percent(hot.count)} of the stage, its account at ${percent(hot.accountCount)}; SLOTS# partitions aside`;
     for (const rate of STAGE_RATES) figures.push(figure(SECTION, `hottest ${index} key at ${rate / 1000}k/s`, Math.round(each(hottest.wcu) * rate), 'WCU/s', undefined, detail));
   }
   const hotLog = new Set(messagePartitions(hot.target.account, hot.target.webhook.id));
@@ -208,11 +222,45 @@ function report(loads: PartitionLoad[], notifications: number, hot: HotShares, p
     figures.push(figure(SECTION, 'one account: RCU on its account partition per notification', Number(perAccount.toFixed(2)), 'RCU', undefined, 'its webhook items and its secret'));
     figures.push(figure(SECTION, 'one account: ceiling of its account partition', Math.round(PARTITION_RCU / perAccount), 'notifications/s', undefined, '3 000 RCU/s over its reads per notification'));
   }
-  const hottestRead = [...loads].sort((a, b) => b.rcu - a.rcu)[0];
+  const hottestRead = [...growing].sort((a, b) => b.rcu - a.rcu)[0];
   if (hottestRead) {
     for (const rate of STAGE_RATES) {
       const value = Math.round(each(hottestRead.rcu) * rate);
-      figures.push(figure(SECTION, `hottest read key at ${rate / 1000}k/s`, value, 'RCU/s', atMost(PARTITION_RCU)(value), `${name(hottestRead)}; that account at ${percent(hot.accountCount)} of the stage`));
+      figures.push(figure(SECTION, `hottest read key at ${rate / 1000}k/s`, value, 'RCU/s', atMost(PARTITION_RCU)(value), `${name(hottestRead)}; that account at ${percent(hot.accountCount)} of the stage; SLOTS# partitions aside`));
+    }
+  }
+  return figures;
+}
+
+/**
+ * The attempt slots' partitions. Scaled as the other keys are, a pool of the stage's capacity would
+ * take a rate its slots cannot turn over (each is held for a whole attempt): production raises
+ * `perAccount` and `perHost` with the rate, which adds partitions in proportion. So each pool's load
+ * per notification is carried to the partitions of a pool sized for the rate (slot-load.ts).
+ */
+function slotReport(loads: PartitionLoad[], holds: SlotHolds, notifications: number): Figure[] {
+  const pools = holds.pools(loads);
+  if (pools.length === 0 || holds.holdsMs.length === 0) return [];
+  const holdMs = Math.min(holds.meanHoldMs(), SHORTEST_HOLD_MS);
+  const sorted = [...holds.holdsMs].sort((a, b) => a - b);
+  const takes = pools.reduce((sum, pool) => sum + pool.takes, 0);
+  const slotLoads = loads.filter(isSlotPartition);
+  const { perAccount, perHost } = runtimeConfig().delivery.concurrency;
+  const capacityOf = (pool: string) => (pool.startsWith('SLOTS#account#') ? perAccount : perHost);
+  const share = (pool: (typeof pools)[number]) => `${Math.round((100 * pool.takes) / notifications)} %`;
+  const figures: Figure[] = [
+    figure(SECTION, 'slot held per attempt, mean', Number(holds.meanHoldMs().toFixed(1)), 'ms', undefined, `the figures below take ${holdMs.toFixed(0)} ms; p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms, p99 ${sorted[Math.floor(sorted.length * 0.99)]!.toFixed(1)} ms, over ${sorted.length} slots taken and freed`),
+    figure(SECTION, 'SLOTS# reads and writes per slot taken', Number((slotLoads.reduce((sum, l) => sum + l.reads + l.writes, 0) / takes).toFixed(2)), '', undefined, `${(slotLoads.reduce((sum, l) => sum + l.rcu, 0) / takes).toFixed(2)} RCU and ${(slotLoads.reduce((sum, l) => sum + l.wcu, 0) / takes).toFixed(2)} WCU; ${(takes / notifications).toFixed(2)} slots a notification`),
+  ];
+  for (const rate of STAGE_RATES) {
+    const projected = pools.map((pool) => ({ pool, ...slotPartitionAt(pool, notifications, rate, holdMs, capacityOf(pool.pool)) }));
+    for (const [units, limit] of [['rcu', PARTITION_RCU], ['wcu', PARTITION_WCU]] as const) {
+      const hottest = projected.sort((a, b) => b[units] - a[units])[0]!;
+      const raised = hottest.capacity > capacityOf(hottest.pool.pool) ? `${hottest.capacity} (raised from the stage's ${capacityOf(hottest.pool.pool)})` : `${hottest.capacity} (the stage's)`;
+      const detail =
+        `${hottest.pool.pool.replace(/^SLOTS#/, '')} (${share(hottest.pool)} of the notifications): its load per notification as measured over ${hottest.pool.partitions.length} partitions, the hottest's excess kept, ` +
+        `over the ${hottest.partitions} partitions of 4 of a pool of ${raised} slots (its attempts a second × a hold of ${holdMs.toFixed(0)} ms); at that hold a partition's 4 slots turn over at most ${hottest.takesCeiling} times a second`;
+      figures.push(figure(SECTION, `hottest SLOTS# partition at ${rate / 1000}k/s, pools sized for the rate`, hottest[units], units === 'rcu' ? 'RCU/s' : 'WCU/s', atMost(limit)(hottest[units]), detail));
     }
   }
   return figures;

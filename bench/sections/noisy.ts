@@ -8,7 +8,8 @@ import type { DeliveryQueue, QueueRecord, QueuedDelivery } from '../../lib/deliv
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { createWebhook } from '../../lib/webhooks/webhooks';
-import { forEachChunk } from '../../lib/store/batch';
+import { forEachChunk, writeItems } from '../../lib/store/batch';
+import { webhookItem } from '../../lib/store/webhooks';
 import { originOf } from '../../lib/store/endpoint-health';
 import { takeAccountMessages, type AccountMessages } from '../support/account-messages';
 import { CountingQueue } from '../support/counting-queue';
@@ -31,12 +32,20 @@ const A_CALL = 50;
 const A_PARALLEL = 8;
 /** B's notifications per second, to its own fast receiver. */
 const B_RATE = 20;
+/**
+ * Issue 48's stall: A's receivers at this many origins (each its own address) answer a wave of
+ * notifications fast, then hang; A sends a second wave at each, all at once, one origin after the
+ * other over B's run (recording them is what retrying them through the API does).
+ */
+const STALL_ORIGINS = 4;
+const STALL_WAVE = 40;
 
-/** A's load in a phase: none (B alone), recorded and delivered, or recorded with its records acknowledged unread. */
-type ALoad = 'none' | 'delivered' | 'recordedOnly';
-const A_LOADS: ALoad[] = ['none', 'delivered', 'recordedOnly'];
+/** A's load in a phase: none (B alone), recorded and delivered, recorded with its records acknowledged unread, or the stall's waves. */
+type ALoad = 'none' | 'delivered' | 'recordedOnly' | 'stall';
+const A_LOADS: ALoad[] = ['none', 'delivered', 'recordedOnly', 'stall'];
 const aLoadText = `A's backlog of ${BACKLOG} to ${DEAD_WEBHOOKS} dead receivers and a burst of ${BURST}`;
-const loadText: Record<ALoad, string> = { none: ', alone', delivered: `, with ${aLoadText}`, recordedOnly: `, with ${aLoadText} recorded, none delivered` };
+const stallText = `A's waves of ${STALL_WAVE} at once to ${STALL_ORIGINS} origins answered fast, then hanging`;
+const loadText: Record<ALoad, string> = { none: ', alone', delivered: `, with ${aLoadText}`, recordedOnly: `, with ${aLoadText} recorded, none delivered`, stall: `, with ${stallText}` };
 
 interface Phase {
   run: NotificationRun;
@@ -64,22 +73,25 @@ const ms = (micros: number) => `${(micros / 1000).toFixed(1)} ms`;
 
 /**
  * Account B's notifications, recorded at a steady rate to its own fast receiver, from recorded to
- * received: alone, and while account A has a backlog to 20 dead receivers and a burst to a fast one,
- * through the delivery loop `npm start` runs (the same consumer as the dispatcher function's) in this
- * process. The two alternate round by round; each phase has fresh accounts and webhooks, its own queue
+ * received: alone, while account A has a backlog to 20 dead receivers and a burst to a fast one, and
+ * while A's receivers, answered fast at first, hang under its waves (issue 48's stall), through the
+ * delivery loop `npm start` runs (the same consumer as the dispatcher function's) in this process.
+ * The phases alternate round by round; each phase has fresh accounts and webhooks, its own queue
  * and loop, and deletes A's messages at its end (the endpoint health of A's dead webhooks, and their
  * pending messages, would otherwise carry into later phases).
  */
 export async function noisyNeighbour({ quick, progress }: BenchOptions, store: { pid: number }): Promise<Figure[]> {
   // A's receivers (its dead ones and its burst's) and B's own, each in a process of their own.
-  const receivers = await startDeliveryReceivers();
+  const receivers = await startDeliveryReceivers({ otherOrigins: STALL_ORIGINS });
   const bReceivers = await startDeliveryReceivers();
   const event = realisticEvent();
   let current: NotificationRun | undefined;
   bReceivers.onArrivals((ids, times) => current?.arrived(ids, times));
+  let aArrived = 0;
+  receivers.onArrivals((ids) => void (aArrived += ids.length));
   const rounds = quick ? 1 : 3;
   const seconds = quick ? 4 : 10;
-  const phases: Record<ALoad, Phase[]> = { none: [], delivered: [], recordedOnly: [] };
+  const phases: Record<ALoad, Phase[]> = { none: [], delivered: [], recordedOnly: [], stall: [] };
   try {
     for (let round = 0; round < rounds; round += 1) {
       for (const load of A_LOADS.map((_, index) => A_LOADS[(index + round) % A_LOADS.length]!)) {
@@ -88,7 +100,7 @@ export async function noisyNeighbour({ quick, progress }: BenchOptions, store: {
         const requests = instrumentDynamoDb();
         const lag = monitorEventLoopDelay({ resolution: 10 });
         lag.enable();
-        const phase = await runPhase({ a: receivers, b: bReceivers }, event, load, seconds, (run) => (current = run), progress);
+        const phase = await runPhase({ a: receivers, b: bReceivers, aArrived: () => aArrived }, event, load, seconds, (run) => (current = run), progress);
         const wallMicros = (performance.now() - cpu.started) * 1000;
         const used = process.cpuUsage(cpu.bench);
         const storeUsed = (processCpuMicros(store.pid) ?? NaN) - (cpu.store ?? NaN);
@@ -108,11 +120,15 @@ export async function noisyNeighbour({ quick, progress }: BenchOptions, store: {
   }
   const roundP99s = (load: ALoad) => phases[load].map((phase, index) => pooled([phase.run]).all.getValueAtPercentile(99) / pooled([phases.none[index]!.run]).all.getValueAtPercentile(99));
   const roundText = (load: ALoad) => (rounds > 1 ? ` (round ratios ${Math.min(...roundP99s(load)).toFixed(2)}-${Math.max(...roundP99s(load)).toFixed(2)})` : '');
-  const [alone, withA, recordedOnly] = [pooled(phases.none.map(({ run }) => run)), pooled(phases.delivered.map(({ run }) => run)), pooled(phases.recordedOnly.map(({ run }) => run))];
+  const [alone, withA, recordedOnly, stalled] = [pooled(phases.none.map(({ run }) => run)), pooled(phases.delivered.map(({ run }) => run)), pooled(phases.recordedOnly.map(({ run }) => run)), pooled(phases.stall.map(({ run }) => run))];
   const [aloneP99, withP99] = [alone.all.getValueAtPercentile(99), withA.all.getValueAtPercentile(99)];
   const missing = alone.missing + withA.missing;
-  const sum = (count: (a: NonNullable<Phase['a']>) => number) => phases.delivered.reduce((total, { a }) => total + count(a!), 0);
   const describe = (side: typeof alone) => `p50 ${ms(side.all.getValueAtPercentile(50))}, p99 ${ms(side.all.getValueAtPercentile(99))}, max ${ms(side.all.maxValue)}`;
+  const sum = (count: (a: NonNullable<Phase['a']>) => number, load: ALoad = 'delivered') => phases[load].reduce((total, { a }) => total + count(a!), 0);
+  const stallP99 = stalled.all.getValueAtPercentile(99);
+  const stallDetail =
+    `${describe(stalled)}; alone ${describe(alone)}; per round ${Math.round(sum((a) => a.deadAttempts, 'stall') / rounds)} attempts of A's to its hanging origins, ${Math.round(sum((a) => a.putOff, 'stall') / rounds)} of its messages put off; ` +
+    `B's put off ${phases.stall.reduce((total, { bPutOff }) => total + bPutOff, 0)}, its wait ${waitText(phases.stall.flatMap(({ bWaits }) => bWaits))}; ${stalled.received} received over ${rounds} rounds${stalled.missing ? `; ${stalled.missing} never received within ${GRACE_MS / 1000} s` : ''}`;
   return [
     figure(
       SECTION,
@@ -140,6 +156,9 @@ export async function noisyNeighbour({ quick, progress }: BenchOptions, store: {
       { target: `<= ${MAX_TARGET_MS} ms`, pass: withA.all.maxValue <= MAX_TARGET_MS * 1000 && withA.missing === 0 },
       `alone ${ms(alone.all.maxValue)}; the store's CPU over the phases with A ${busyRange(phases.delivered)} cores, alone ${busyRange(phases.none)}`,
     ),
+    figure(SECTION, `B's p99 recorded to received, with ${stallText}`, stallP99 / 1000, 'ms', { target: `<= ${MAX_TARGET_MS} ms`, pass: stallP99 <= MAX_TARGET_MS * 1000 && stalled.missing === 0 }, stallDetail),
+    figure(SECTION, "B's p99 with A's waves at hanging origins vs alone", stallP99 / aloneP99, 'x', { target: `<= ${P99_TARGET}x`, pass: stallP99 / aloneP99 <= P99_TARGET && alone.missing + stalled.missing === 0 }, `the same rounds' phases${roundText('stall')}`),
+    figure(SECTION, "B's max recorded to received, with A's waves at hanging origins", stalled.all.maxValue / 1000, 'ms', { target: `<= ${MAX_TARGET_MS} ms`, pass: stalled.all.maxValue <= MAX_TARGET_MS * 1000 && stalled.missing === 0 }, `alone ${ms(alone.all.maxValue)}; the store's CPU over the phases ${busyRange(phases.stall)} cores`),
     figure(
       SECTION,
       "A's attempts meanwhile",
@@ -153,7 +172,7 @@ export async function noisyNeighbour({ quick, progress }: BenchOptions, store: {
 }
 
 async function runPhase(
-  { a: receivers, b: bReceivers }: { a: DeliveryReceivers; b: DeliveryReceivers },
+  { a: receivers, b: bReceivers, aArrived }: { a: DeliveryReceivers; b: DeliveryReceivers; aArrived: () => number },
   event: unknown,
   load: ALoad,
   seconds: number,
@@ -172,7 +191,19 @@ async function runPhase(
   let burstWebhook = '';
   const origins = new Map<string, string>([[bTarget.webhookId, originOf(bUrl)]]);
   const withA = load !== 'none';
-  if (withA) {
+  const stalling: string[] = [];
+  if (load === 'stall') {
+    await generateOrRotateSharedSecret(a);
+    for (let index = 0; index < STALL_ORIGINS; index += 1) {
+      // The API takes http:// only to 127.0.0.1 and localhost: the other loopback addresses, which
+      // stand here for sites of their own on the internet, are written into the webhook's item.
+      const url = receivers.warmThenHangUrl(index, STALL_WAVE, `/hooks/a-${tag}/${index}`);
+      const created = await createWebhook(a, createWebhookBody.parse({ url: receivers.healthyUrl('/'), chainId: '43114', eventType: 'address_activity', metadata: { addresses: [`0x${randomBytes(20).toString('hex')}`] } }));
+      await writeItems([{ put: webhookItem(a, { ...created, url }, 1) }]);
+      stalling.push(created.id);
+      origins.set(created.id, originOf(url));
+    }
+  } else if (withA) {
     await generateOrRotateSharedSecret(a);
     for (let index = 0; index < DEAD_WEBHOOKS; index += 1) {
       const url = receivers.deadUrl(`/hooks/a-${tag}/${index}`);
@@ -195,7 +226,21 @@ async function runPhase(
   track(warm);
   await pacedLoop(warm, async (target) => (await recordNotifications(b, target.webhookId, notifications(1), queue, origins.get(target.webhookId)))[0]!, [bTarget], { rate: 1, seconds: 1, graceMs: GRACE_MS });
   let burst: Promise<void> = Promise.resolve();
-  if (withA) {
+  if (load === 'stall') {
+    // The warming wave, answered, and its attempts recorded, before the origins hang.
+    const before = aArrived();
+    await recordAll(stalling.map((webhookId) => ({ webhookId, count: STALL_WAVE })));
+    const deadline = Date.now() + 30_000;
+    while (aArrived() - before < STALL_ORIGINS * STALL_WAVE && Date.now() < deadline) await sleep(50);
+    await sleep(LOOP_SETTLE_MS);
+    progress(`noisy:   A's ${STALL_ORIGINS} origins warmed (${aArrived() - before} answered)`);
+    burst = (async () => {
+      for (const [index, webhookId] of stalling.entries()) {
+        if (index > 0) await sleep((seconds * 1000) / STALL_ORIGINS);
+        await recordAll([{ webhookId, count: STALL_WAVE }]);
+      }
+    })();
+  } else if (withA) {
     // The backlog first, then the burst while B's notifications are recorded.
     await recordAll(Array.from({ length: BACKLOG / A_CALL }, (_, index) => ({ webhookId: dead[index % DEAD_WEBHOOKS]!, count: A_CALL })));
     progress(`noisy:   A's backlog recorded`);
@@ -220,6 +265,11 @@ async function runPhase(
   const bPutOff = queue.groups.get(b)?.putOff ?? 0;
   const bWaits = queue.groups.get(b)?.waits ?? [];
   if (!withA) return { run, bPutOff, bWaits };
+  if (load === 'stall') {
+    const counts = await takeAccountMessages(a, stalling);
+    const answered = counts.byStatus.succeeded ?? 0;
+    return { run, bPutOff, bWaits, a: { ...counts, putOff: queue.groups.get(a)?.putOff ?? 0, burstDelivered: answered, deadAttempts: counts.attempts - answered } };
+  }
   const [burstCounts, deadCounts] = [await takeAccountMessages(a, [burstWebhook]), await takeAccountMessages(a, dead)];
   return {
     run,
