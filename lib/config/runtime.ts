@@ -251,6 +251,7 @@ function deliverySettings(env: NodeJS.ProcessEnv, stage: DeliverySettings): Deli
       perAccount: positiveInteger(env, 'DELIVERY_CONCURRENCY_PER_ACCOUNT') ?? stage.concurrency.perAccount,
       perHost: positiveInteger(env, 'DELIVERY_CONCURRENCY_PER_HOST') ?? stage.concurrency.perHost,
     },
+    destinationRatePerSecond: positiveInteger(env, 'DELIVERY_DESTINATION_RATE_PER_SECOND') ?? stage.destinationRatePerSecond,
   };
 }
 

@@ -115,6 +115,12 @@ export interface DeliverySettings {
    */
   concurrency: { total: number; perAccount: number; perHost: number };
   /**
+   * Attempts a second to one destination, whoever sends them: its site (registrable domain) and,
+   * apart, its resolved address, across every webhook and account that points at it. Attempts past
+   * it wait (put off), none is dropped. A receiver that needs more is given it by raising this.
+   */
+  destinationRatePerSecond: number;
+  /**
    * Partitions of the due-time index (gsi3's `DUE#<shard>`). Every message's insert and end writes
    * one of them, and one index partition takes at most 1 000 writes a second: the stage's rate is
    * at most about 500 × this (docs/delivery-scale.md). Every sweep pass queries each one. Only ever
@@ -133,6 +139,7 @@ const delivery: DeliverySettings = {
   retentionDays: 30,
   sweepGraceSeconds: 120,
   concurrency: { total: 256, perAccount: 64, perHost: 16 },
+  destinationRatePerSecond: 1_000,
   dueIndexShards: 8,
 }
 

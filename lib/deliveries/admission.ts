@@ -12,7 +12,8 @@ import { MAX_QUEUE_DELAY_SECONDS } from './queue';
 import { siteOf } from './site';
 import { readShardSlots, releaseSlot, takeFreeSlot, type ShardSlots, type SlotPool } from '../store/attempt-slots';
 import { recordEndpointOutcome, releaseProbe, takeProbe, type EndpointHealth, type EndpointRef } from '../store/endpoint-health';
-import { slotShards } from '../store/table';
+import { takeRateTokens } from '../store/destination-rates';
+import { rateShards, slotShards } from '../store/table';
 import type { MessageRef } from '../store/messages';
 
 /** Consecutive failed attempts after which only a probe may attempt the endpoint. */
@@ -36,6 +37,9 @@ export interface AttemptResult {
   delivered: boolean;
 }
 
+/** A destination's rate is counted by its site and, apart, by its resolved address (`site:…`, `address:…`). */
+const destinations = (site: string, address: string) => (site === address ? [`address:${address}`] : [`site:${site}`, `address:${address}`]);
+
 export type Admission =
   | {
       admitted: true;
@@ -50,7 +54,7 @@ export type Admission =
     }
   | {
       admitted: false;
-      limit: 'perAccount' | 'perHost' | 'circuit';
+      limit: 'perAccount' | 'perHost' | 'perDestination' | 'circuit';
       /** When to bring the message back (ms), without an attempt. */
       retryAt: number;
     };
@@ -73,16 +77,64 @@ const clamp = (value: number, min: number, max: number) => Math.min(max, Math.ma
  */
 const FULL_REMEMBERED_MS = 50;
 const FULL_POOLS_KEPT = 10_000;
+/** Attempts one lease of a destination's rate holds at most: a rate of 1 000 a second costs about 100 writes. */
+const MAX_RATE_LEASE = 10;
 
 /**
  * One consumer process's admissions (the dispatcher function's instance, the local delivery loop),
  * passed to each: an account's are made one after the other, so that a burst of its messages reads
  * its pools once per admission rather than all at once, and the pools found full are remembered for
- * FULL_REMEMBERED_MS, the messages asking meanwhile refused without a read.
+ * FULL_REMEMBERED_MS, the messages asking meanwhile refused without a read. It also holds the
+ * attempts it leased of each destination's rate in the second under way.
  */
 export class ConsumerAdmissions {
   private readonly fullPools = new Map<string, { until: number; read: ShardSlots }>();
   private readonly accountTurns = new Map<string, Promise<unknown>>();
+  private readonly leasedAttempts = new Map<string, { second: number; size: number; left: number; full: boolean }>();
+
+  /** `rateLease`: attempts one lease of a destination's rate holds at most (1 for a single admission). */
+  constructor(private readonly rateLease = MAX_RATE_LEASE) {}
+
+  /**
+   * One attempt of the destination's `rate` a second, from this process's lease for the second under
+   * way or a new lease (one conditional write); false when every partition of the destination's
+   * counter is spent for this second. A lease holds one attempt, twice as many as the last when that
+   * one was used up (up to `rateLease`): a process sending a destination little wastes none of its
+   * rate, one sending it much writes once per several attempts. Attempts leased and not made are not
+   * given back: a destination gets its rate or less.
+   */
+  async takeDestinationAttempt(destination: string, rate: number, now: number): Promise<boolean> {
+    const second = Math.floor(now / SECOND);
+    const lease = this.leasedAttempts.get(destination);
+    if (lease?.second === second) {
+      if (lease.left > 0) {
+        lease.left -= 1;
+        return true;
+      }
+      if (lease.full) return false;
+    }
+    if (this.leasedAttempts.size >= FULL_POOLS_KEPT) {
+      for (const [key, { second: leased }] of this.leasedAttempts) if (leased < second) this.leasedAttempts.delete(key);
+    }
+    const shards = rateShards(rate);
+    const perShard = Math.floor(rate / shards);
+    const size = Math.min(this.rateLease, Math.max(1, Math.floor(perShard / 20)), lease && lease.left === 0 && !lease.full ? lease.size * 2 : 1);
+    const first = Math.floor(Math.random() * shards);
+    for (const shard of shards === 1 ? [first] : [first, (first + 1 + Math.floor(Math.random() * (shards - 1))) % shards]) {
+      if (await takeRateTokens(destination, shard, second, size, perShard)) {
+        this.leasedAttempts.set(destination, { second, size, left: size - 1, full: false });
+        return true;
+      }
+    }
+    this.leasedAttempts.set(destination, { second, size: 1, left: 0, full: true });
+    return false;
+  }
+
+  /** Whether this process found the destination's rate spent for the second under way. */
+  destinationSpent(destination: string, now: number): boolean {
+    const lease = this.leasedAttempts.get(destination);
+    return lease?.second === Math.floor(now / SECOND) && lease.left === 0 && lease.full;
+  }
 
   seenFull(pool: SlotPool, now: number): ShardSlots | undefined {
     const full = this.fullPools.get(JSON.stringify(pool));
@@ -119,12 +171,17 @@ export function refusedByFullPool(request: AdmissionRequest, admissions: Consume
     { limit: 'perAccount', pool: { account: request.account } },
     { limit: 'perHost', pool: { account: request.account, site: siteOf(request.origin) } },
   ] as const;
+  const timeoutMs = Math.round(runtimeConfig().delivery.attemptTimeoutSeconds * SECOND);
+  const putOff = (limit: Extract<Admission, { admitted: false }>['limit'], leaseEnds: number[]) => {
+    const wait = putOffWait(leaseEnds, now, timeoutMs, request.deferrals ?? 0);
+    return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) } as const;
+  };
   for (const { limit, pool } of pools) {
     const full = admissions.seenFull(pool, now);
-    if (!full) continue;
-    const wait = putOffWait(full.leaseEnds, now, Math.round(runtimeConfig().delivery.attemptTimeoutSeconds * SECOND), request.deferrals ?? 0);
-    return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) };
+    if (full) return putOff(limit, full.leaseEnds);
   }
+  const site = siteOf(request.origin);
+  if (admissions.destinationSpent(`site:${site}`, now) || admissions.destinationSpent(`address:${site}`, now)) return putOff('perDestination', []);
   return undefined;
 }
 
@@ -170,7 +227,7 @@ async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, re
   // A URL with an IP address for its host: its site is that address.
   if (site !== resolved) pools.push({ limit: 'perHost', pool: { account, address: resolved }, capacity: settings.concurrency.perHost });
   let probe: number | undefined;
-  const putOff = async (limit: (typeof pools)[number]['limit'], slots: HeldSlot[], full?: ShardSlots): Promise<Admission> => {
+  const putOff = async (limit: (typeof pools)[number]['limit'] | 'perDestination', slots: HeldSlot[], full?: ShardSlots): Promise<Admission> => {
     await freeAll(ref, messageId, slots, probe);
     const wait = putOffWait(full?.leaseEnds ?? [], now, timeoutMs, deferrals);
     return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) };
@@ -185,6 +242,11 @@ async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, re
   if (full >= 0) {
     admissions?.rememberFull(pools[full]!.pool, read[full]!, now, hangingUntil(read[full]!.leaseEnds, now, timeoutMs));
     return putOff(pools[full]!.limit, [], read[full]);
+  }
+  // After the slots were read: a message put off for its slots spends none of its destination's rate.
+  const rates = admissions ?? new ConsumerAdmissions(1);
+  for (const destination of destinations(site, resolved)) {
+    if (!(await rates.takeDestinationAttempt(destination, settings.destinationRatePerSecond, now))) return putOff('perDestination', []);
   }
   if (isCircuitOpen(endpoint)) {
     if (!(await takeProbe(ref, until, now))) return { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, until, now, deferrals) };

@@ -193,6 +193,15 @@ const slotPoolName = (pool: SlotPool) => {
   if ('address' in pool) return `address#${pool.account}#${pool.address}`;
   return `account#${pool.account}`;
 };
+/**
+ * One partition of a destination's attempts in the second under way (a site or an address, whoever
+ * sends to it): a rate of R a second is counted in ceil(R / 500) partitions, so that no partition
+ * counts more than 500 a second (in leases of up to 10, about 50 writes).
+ */
+export const RATE_PER_SHARD = 500;
+export const rateShards = (rate: number) => Math.max(1, Math.ceil(rate / RATE_PER_SHARD));
+export const destinationRateKey = (destination: string, shard: number): TableKey => ({ pk: `RATE#${destination}#${shard}`, sk: 'SECOND' });
+
 /** The partition of one shard of a pool's attempt slots, and one slot in it. */
 export const attemptSlotsPartition = (pool: SlotPool, shard: number) => `SLOTS#${slotPoolName(pool)}#${shard}`;
 export const attemptSlotKey = (pool: SlotPool, slot: number): TableKey => ({ pk: attemptSlotsPartition(pool, shardOfSlot(slot)), sk: String(slot).padStart(4, '0') });

@@ -3,7 +3,7 @@ import { listDeliveries } from '../../../lib/deliveries/messages';
 import { createWebhookBody } from '../../../lib/schemas/webhook';
 import { createWebhook, updateWebhook } from '../../../lib/webhooks/webhooks';
 import { runtimeConfig, useRuntimeConfig } from '../../../lib/config/runtime';
-import { admitAttempt, CIRCUIT_OPENS_AFTER, describeEndpoint, type Admission } from '../../../lib/deliveries/admission';
+import { admitAttempt, CIRCUIT_OPENS_AFTER, ConsumerAdmissions, describeEndpoint, type Admission } from '../../../lib/deliveries/admission';
 import { dynamoDb, tableName } from '../../../lib/store/client';
 import { getEndpointHealth, originOf, toEndpointHealth, type EndpointRef } from '../../../lib/store/endpoint-health';
 import { queryItems } from '../../../lib/store/items';
@@ -22,13 +22,16 @@ useEmbeddedStore({
 });
 
 const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand']);
-const store = { writes: 0, failDeletes: false };
+/** Writes of the slots and the endpoint's state: not those of the destinations' rate counters (`RATE#…`), counted apart. */
+const store = { writes: 0, rateWrites: 0, failDeletes: false };
 
 beforeAll(() => {
   // Before the client's first call of each command: it resolves its middleware stack once per command.
   dynamoDb().middlewareStack.add(
     (next, context) => async (args) => {
-      if (WRITE_COMMANDS.has(context.commandName ?? '')) store.writes += 1;
+      const input = args.input as { Key?: { pk?: { S?: string } }; Item?: { pk?: { S?: string } } };
+      const rate = (input.Key ?? input.Item)?.pk?.S?.startsWith('RATE#');
+      if (WRITE_COMMANDS.has(context.commandName ?? '')) store[rate ? 'rateWrites' : 'writes'] += 1;
       if (store.failDeletes && context.commandName === 'DeleteItemCommand') throw Object.assign(new Error('store unavailable'), { name: 'ServiceUnavailable' });
       return next(args);
     },
@@ -126,6 +129,40 @@ describe('admitAttempt', () => {
       expect(Math.max(...perShard)).toBeLessThanOrEqual(SLOTS_PER_SHARD);
     } finally {
       useRuntimeConfig(config);
+    }
+  });
+
+  it("puts off an attempt past its destination's rate a second, whichever account sends it, and leases the rate in fewer writes than attempts", async () => {
+    const config = runtimeConfig();
+    const admissions: Admission[] = [];
+    try {
+      useRuntimeConfig({ ...config, delivery: { ...config.delivery, destinationRatePerSecond: 3 } });
+      // Early in a second: every attempt below falls in it.
+      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+      const site = `${randomUUID()}.example`;
+      const address = `10.5.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+      for (let index = 0; index < 4; index += 1) {
+        admissions.push(await admitAttempt(request({ account: randomAccount(), origin: `https://hook${index}.${site}` }), toEndpointHealth(undefined), async () => address));
+      }
+      expect(admissions.slice(0, 3).every((admission) => admission.admitted)).toBe(true);
+      expect(admissions[3]).toMatchObject({ admitted: false, limit: 'perDestination' });
+
+      useRuntimeConfig({ ...config, delivery: { ...config.delivery, destinationRatePerSecond: 1000 } });
+      const consumer = new ConsumerAdmissions();
+      const busy = `${randomUUID()}.example`;
+      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 10));
+      store.rateWrites = 0;
+      for (let index = 0; index < 10; index += 1) {
+        admissions.push(await admitAttempt(request({ account: randomAccount(), origin: `https://${busy}` }), toEndpointHealth(undefined), async () => '10.5.255.1', undefined, consumer));
+      }
+      expect(admissions.slice(-10).every((admission) => admission.admitted)).toBe(true);
+      // Per destination (its site, its address), ten attempts in leases of 1, 2, 4 and 8: four writes, and one
+      // more for each of its counter's two partitions that has no second under way yet when a lease comes to it.
+      expect(store.rateWrites).toBeGreaterThanOrEqual(10);
+      expect(store.rateWrites).toBeLessThanOrEqual(12);
+    } finally {
+      useRuntimeConfig(config);
+      await Promise.all(admissions.map((admission) => (admission.admitted ? admission.release() : undefined)));
     }
   });
 
