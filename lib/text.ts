@@ -10,9 +10,13 @@
  */
 const HIDDEN = String.raw`[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]`;
 
-/** Emoji keep the two of them that make them: a zero-width joiner between two (👩‍💻), a presentation selector after one (❤️). */
+/**
+ * Emoji keep the two of them that make them: a zero-width joiner between two (👩‍💻), a presentation
+ * selector after one (❤️) or inside a keycap (1️⃣). Not after any `\p{Emoji}`, which holds the digits,
+ * `#` and `*`: "start1\uFE0F" would pass for "start1".
+ */
 const EMOJI_JOINER = String.raw`(?<=\p{Extended_Pictographic}[\u{FE0F}\p{Emoji_Modifier}]?)\u200D(?=\p{Extended_Pictographic})`;
-const EMOJI_PRESENTATION_SELECTOR = String.raw`(?<=\p{Emoji})[\uFE0E\uFE0F]`;
+const EMOJI_PRESENTATION_SELECTOR = String.raw`(?<=\p{Extended_Pictographic})[\uFE0E\uFE0F]|(?<=[0-9#*])\uFE0F(?=\u20E3)`;
 
 /**
  * Where a text is shown decides the whitespace controls it keeps: none in one line (a name, a field

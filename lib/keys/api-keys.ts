@@ -172,12 +172,12 @@ async function recordKeyUse(keyHash: string, record: ApiKeyRecord, now: number):
 }
 
 /**
- * Whether the key authorizes calls: it is not revoked, nor is any key it descends from (the keys that
- * made it), nor is it or one of them the root of a revocation under way (`revocationsUnderWay`, the
+ * Whether the key authorizes calls: it is not revoked or being revoked, nor is any key it descends
+ * from (the keys that made it), nor is it or one of them the root of a revocation under way (`revocationsUnderWay`, the
  * roots' hashes). `consistent`: sees every revocation stored before it.
  */
 export async function keyInForce({ keyHash, record }: StoredKey, revocationsUnderWay: string[], { consistent }: { consistent: boolean }): Promise<boolean> {
-  if (record.revokedAt !== undefined) return false;
+  if (record.revokedAt !== undefined || record.revokingSince !== undefined) return false;
   const ancestors = record.ancestorKeyHashes ?? [];
   if ([...ancestors, keyHash].some((hash) => revocationsUnderWay.includes(hash))) return false;
   return ancestors.length === 0 || (await revokedApiKeyHashes(ancestors, { consistent })).length === 0;

@@ -1,14 +1,16 @@
 import type { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { startTreeRevocation, uncountApiKey, type CountableKey } from '../limits/api-keys';
 import { logger } from '../logger';
-import { endKeyRevocation, getAccountKeyCount, getApiKeyItem, markApiKeyRevoked, queryApiKeysMadeBy, type ApiKeyRecord } from '../store/api-keys';
+import { endKeyRevocation, getAccountKeyCount, getApiKeyItem, markApiKeyRevoked, markApiKeyRevoking, queryApiKeysMadeBy, unmarkApiKeyRevoking, type ApiKeyRecord } from '../store/api-keys';
 import { findAccountKey, hashApiKey, type StoredKey } from './api-keys';
 import { deleteGatewayKeyOf } from './gateway-keys';
 
 /**
  * Revoking a key revokes the keys it made, and the keys those made, in one operation that whoever comes
- * next completes after a crash (docs/api-keys.md). The revocation is first recorded on the account's
- * item, in the write that stops counting the tree's keys; then the root is marked revoked, then each key
+ * next completes after a crash (docs/api-keys.md). The root is first marked as being revoked (it
+ * authorizes nothing from then on, a mark taken back only when the revocation is refused as the
+ * account's last keys); the revocation is then recorded on the account's item, in the write that
+ * stops counting the tree's keys; then the root is marked revoked, then each key
  * it made, then those each made, each before its own are read; last, the record is dropped. Every step
  * is a single-item write that can be made twice: a crash leaves the record, and the next key operation
  * on the account (or the keys CLI) finishes the revocation. A key works only while none of the keys it
@@ -43,8 +45,13 @@ export async function revokeKeyTree(
   root: StoredKey,
   { keepLast, apiGateway }: { keepLast: boolean; apiGateway?: APIGatewayClient },
 ): Promise<TreeRevocation | 'last' | undefined> {
+  // Before the account records the revocation: cut off between the two writes, the root already authorizes nothing.
+  if (!(await markApiKeyRevoking(root.keyHash, new Date().toISOString()))) return undefined;
   const tree = [{ keyId: root.record.keyId, keyHash: root.keyHash }, ...(await keysMadeUnder(account, root.record.keyId))];
-  if ((await startTreeRevocation(account, root.keyHash, tree, { keepLast })) === 'last') return 'last';
+  if ((await startTreeRevocation(account, root.keyHash, tree, { keepLast })) === 'last') {
+    await unmarkApiKeyRevoking(root.keyHash);
+    return 'last';
+  }
   return finishKeyRevocation(account, root.keyHash, apiGateway);
 }
 

@@ -10,6 +10,7 @@ import {
   getAccountKeyCount,
   getApiKeyItem,
   queryAccountApiKeys,
+  revokedApiKeyHashes,
   startAccountKeyCount,
   startKeyRevocation,
   uncountAccountKey,
@@ -105,15 +106,20 @@ export async function startTreeRevocation(account: string, rootHash: string, tre
 
 /**
  * Stops counting keys that no key item backs: counted long ago and never written (a creation cut off
- * between its two writes), or revoked without being uncounted (a revocation by an earlier version).
+ * between its two writes), revoked without being uncounted (a revocation by an earlier version), or
+ * dead through a revoked key they descend from (made by it as its revocation was cut off, after the
+ * revocation's walk had passed). Not a key only being revoked: its revocation may yet be refused.
  * Reads each counted key's item: at most the limit's worth, and only when a call would be refused.
  */
+const revokedAncestry = async ({ ancestorKeyHashes = [] }: { ancestorKeyHashes?: string[] }) =>
+  ancestorKeyHashes.length > 0 && (await revokedApiKeyHashes(ancestorKeyHashes, { consistent: true, onlyRevoked: true })).length > 0;
+
 async function dropLeftoverCounts(account: string, count: AccountKeyCount): Promise<number> {
   const writtenBefore = new Date(Date.now() - CREATION_GRACE_MS).toISOString();
   let dropped = 0;
   for (const [keyId, { keyHash, countedAt }] of Object.entries(count.keys)) {
     const record = await getApiKeyItem(keyHash, { consistent: true });
-    const leftover = record ? record.revokedAt !== undefined : countedAt < writtenBefore;
+    const leftover = record ? record.revokedAt !== undefined || (await revokedAncestry(record)) : countedAt < writtenBefore;
     if (leftover && (await uncountAccountKey(account, keyId, keyHash, { keepOne: false }))) dropped += 1;
   }
   return dropped;

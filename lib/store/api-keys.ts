@@ -13,6 +13,11 @@ export interface ApiKeyRecord {
   name?: string;
   createdAt: string;
   revokedAt?: string;
+  /**
+   * Set when a revocation of this key starts, before the account records it: from then the key
+   * authorizes nothing, even should the revocation be cut off before it is recorded (lib/keys/key-revocation.ts).
+   */
+  revokingSince?: string;
   /** When the key last authorized a call, to within an hour (lib/keys/api-keys.ts). */
   lastUsedAt?: string;
   /**
@@ -28,7 +33,7 @@ export interface ApiKeyRecord {
   createdBy?: string;
   /**
    * The hashes of the keys it descends from, the first one made first, its maker last: it works only while
-   * none of them is revoked (lib/keys/key-tree.ts), and those keys may revoke it.
+   * none of them is revoked (lib/keys/key-revocation.ts), and those keys may revoke it.
    */
   ancestorKeyHashes?: string[];
 }
@@ -179,10 +184,15 @@ export async function queryApiKeysMadeBy(account: string, creatorKeyId: string):
   return items.map((item) => ({ keyId: item.keyId as string, keyHash: item.keyHash as string }));
 }
 
-/** Of the keys stored under `keyHashes`, the hashes of those revoked or with no item. */
-export async function revokedApiKeyHashes(keyHashes: string[], { consistent }: { consistent: boolean }): Promise<string[]> {
-  const { items } = await readItems(keyHashes.map(apiKeyKey), ['pk', 'revokedAt'], { eventuallyConsistent: !consistent });
-  const inForce = new Set(items.filter((item) => item.revokedAt === undefined).map((item) => apiKeyHashOfPartition(item.pk as string)));
+/**
+ * Of the keys stored under `keyHashes`, the hashes of those revoked or with no item, and unless
+ * `onlyRevoked` those being revoked (a mark a refused revocation takes back).
+ */
+export async function revokedApiKeyHashes(keyHashes: string[], { consistent, onlyRevoked = false }: { consistent: boolean; onlyRevoked?: boolean }): Promise<string[]> {
+  const { items } = await readItems(keyHashes.map(apiKeyKey), ['pk', 'revokedAt', 'revokingSince'], { eventuallyConsistent: !consistent });
+  const inForce = new Set(
+    items.filter((item) => item.revokedAt === undefined && (onlyRevoked || item.revokingSince === undefined)).map((item) => apiKeyHashOfPartition(item.pk as string)),
+  );
   return keyHashes.filter((keyHash) => !inForce.has(keyHash));
 }
 
@@ -234,6 +244,28 @@ export async function getApiKeyItem(keyHash: string, { consistent = false } = {}
   return item && toRecord(item);
 }
 
+/** Marks a key whose revocation starts: it authorizes nothing from now on. False when there is no key with that hash. */
+export async function markApiKeyRevoking(keyHash: string, now: string): Promise<boolean> {
+  return conditionHeld(
+    updateItem({
+      TableName: tableName(),
+      Key: apiKeyKey(keyHash),
+      UpdateExpression: 'SET revokingSince = if_not_exists(revokingSince, :now)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':now': now },
+    }),
+  );
+}
+
+/** Takes back the mark of a revocation that was refused (it would have left the account no key). */
+export async function unmarkApiKeyRevoking(keyHash: string): Promise<void> {
+  await updateItem({ TableName: tableName(), Key: apiKeyKey(keyHash), UpdateExpression: 'REMOVE revokingSince', ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revokedAt)' }).catch(
+    (error: Error) => {
+      if (error.name !== 'ConditionalCheckFailedException') throw error;
+    },
+  );
+}
+
 /**
  * Sets revokedAt unless it is set (the first revocation time stays). The item as it was before,
  * or undefined when there is no key with that hash.
@@ -243,7 +275,7 @@ export async function markApiKeyRevoked(keyHash: string, now: string): Promise<A
     updateItem({
       TableName: tableName(),
       Key: apiKeyKey(keyHash),
-      UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
+      UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now) REMOVE revokingSince',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':now': now },
       ReturnValues: 'ALL_OLD',
@@ -325,6 +357,6 @@ export async function queryAccountApiKeys(account: string): Promise<{ keyHash: s
 }
 
 function toRecord(item: Item): ApiKeyRecord {
-  const { keyId, account, name, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan, createdBy, ancestorKeyHashes } = item as unknown as ApiKeyRecord;
-  return { keyId, account, name, createdAt, revokedAt, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan, createdBy, ancestorKeyHashes };
+  const { keyId, account, name, createdAt, revokedAt, revokingSince, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan, createdBy, ancestorKeyHashes } = item as unknown as ApiKeyRecord;
+  return { keyId, account, name, createdAt, revokedAt, revokingSince, lastUsedAt, usageIdentifier, apiGatewayKeyId, usagePlan, createdBy, ancestorKeyHashes };
 }

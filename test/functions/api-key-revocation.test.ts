@@ -2,7 +2,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { handler as rotateHandler } from '../../functions/generate-or-rotate-shared-secret';
 import { handler as revokeHandler } from '../../functions/revoke-api-key';
 import { createAccountApiKey, revokeAccountApiKey } from '../../lib/keys/account-api-keys';
-import { createApiKey, hashApiKey } from '../../lib/keys/api-keys';
+import { createApiKey, hashApiKey, resolveApiKey } from '../../lib/keys/api-keys';
 import { startTreeRevocation } from '../../lib/limits/api-keys';
 import { getAccountKeyCount } from '../../lib/store/api-keys';
 import { dynamoDb, tableName } from '../../lib/store/client';
@@ -17,11 +17,14 @@ const context = {} as Context;
 
 /** The store's reads, from before the client's first call of each command (it resolves its middleware once per command). */
 const reads: { command: string; sortKey?: string; index?: string }[] = [];
+/** While set, the store fails the write that marks a key revoked: a revocation cut off after the account recorded it. */
+let failRevokedMark = false;
 beforeAll(() => {
   dynamoDb().middlewareStack.add(
     (next, { commandName = '' }) =>
       async (args) => {
-        const input = args.input as { Key?: { sk?: { S?: string } }; IndexName?: string };
+        const input = args.input as { Key?: { sk?: { S?: string } }; IndexName?: string; UpdateExpression?: string };
+        if (failRevokedMark && input.UpdateExpression?.startsWith('SET revokedAt')) throw Object.assign(new Error('store unavailable'), { name: 'ServiceUnavailable' });
         if (['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'ScanCommand'].includes(commandName)) {
           reads.push({ command: commandName.replace(/Command$/, ''), sortKey: input.Key?.sk?.S, index: input.IndexName });
         }
@@ -52,10 +55,11 @@ const secretOf = async (account: string) => (await getItem({ TableName: tableNam
 /** An account whose operator's key made A, and A made B. */
 async function keyChain() {
   const account = randomAccount();
-  const operator = (await createApiKey(account)).record;
+  const made = await createApiKey(account);
+  const operator = made.record;
   const a = await createAccountApiKey(account, operator.keyId);
   const b = await createAccountApiKey(account, a.keyId);
-  return { account, operator, a, b };
+  return { account, operator, operatorKey: made.key, a, b };
 }
 
 describe('the shared secret rotated with a key revoked a moment ago', () => {
@@ -78,6 +82,25 @@ describe('the shared secret rotated with a key revoked a moment ago', () => {
     expect((await rotate(account, a.keyId)).status).toBe(401);
     expect((await rotate(account, b.keyId)).status).toBe(401);
     expect((await rotate(account, operator.keyId)).status).toBe(201);
+  });
+});
+
+describe('a revocation cut off before its root is marked revoked', () => {
+  it('leaves the root and every key it made refused by the authorizer, and the next key operation finishes it', async () => {
+    const { account, operator, operatorKey, a, b } = await keyChain();
+    failRevokedMark = true;
+    try {
+      await expect(revokeAccountApiKey(account, operator.keyId, a.keyId)).rejects.toThrow();
+    } finally {
+      failRevokedMark = false;
+    }
+    expect(await getAccountKeyCount(account)).toMatchObject({ revocationsUnderWay: [hashApiKey(a.key)] });
+    expect(await resolveApiKey(a.key)).toBeUndefined();
+    expect(await resolveApiKey(b.key)).toBeUndefined();
+    expect(await resolveApiKey(operatorKey)).toMatchObject({ account });
+
+    await createAccountApiKey(account, operator.keyId);
+    expect(await getAccountKeyCount(account)).toMatchObject({ revocationsUnderWay: [] });
   });
 });
 

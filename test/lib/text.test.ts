@@ -13,6 +13,7 @@ describe('escapeHidden', () => {
     ['a zero-width joiner between letters', 'a\u200db', 'a\\u200db'],
     ['a zero-width joiner after an emoji with nothing to join', '🚀\u200d', '🚀\\u200d'],
     ['an unpaired surrogate', 'a\ud800b', 'a\\ud800b'],
+    ['a presentation selector after a digit or # that is no keycap (both are \\p{Emoji})', 'npm start1\ufe0f deploy#\ufe0e', 'npm start1\\ufe0f deploy#\\ufe0e'],
   ])('shows %s as escapes', (_, text, shown) => {
     expect(escapeHidden(text)).toBe(shown);
   });
