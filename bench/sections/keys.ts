@@ -200,11 +200,20 @@ function report(loads: PartitionLoad[], notifications: number, hot: HotShares, p
   }
   // Keys of one account or one webhook grow with its own rate: shown at the bench's shape (the hot webhook's share of the stage).
   // The slots' partitions do not (a pool keeping up with a higher rate has more of them): they have figures of their own (slotReport).
-  const growing = loads.filter((load) => !isSlotPartition(load));
+  // Nor do a destination's rate counters: its rate caps its attempts, whatever the stage's.
+  const rates = loads.filter((load) => load.index === 'table' && load.partition.startsWith('RATE#'));
+  const growing = loads.filter((load) => !isSlotPartition(load) && !rates.includes(load));
+  if (rates.length > 0) {
+    const perSecond = runtimeConfig().delivery.destinationRatePerSecond;
+    figures.push(
+      figure(SECTION, 'RATE# WCU per notification (the rate per destination)', Number(each(total((l) => l.wcu, rates)).toFixed(2)), 'WCU', undefined,
+        `over ${rates.length} partitions, the hottest ${name(rates[0]!)} ${each(rates[0]!.wcu).toFixed(2)}; not scaled with the stage: every webhook of the run has the one loopback address, and a destination takes at most ${perSecond} attempts a second`),
+    );
+  }
   for (const index of ['table', 'gsi2']) {
     const hottest = growing.find((load) => load.index === index);
     if (!hottest) continue;
-    const detail = `${name(hottest)}; the hot webhook at ${percent(hot.count)} of the stage, its account at ${percent(hot.accountCount)}; SLOTS# partitions aside`;
+    const detail = `${name(hottest)}; the hot webhook at ${percent(hot.count)} of the stage, its account at ${percent(hot.accountCount)}; SLOTS# and RATE# partitions aside`;
     for (const rate of STAGE_RATES) figures.push(figure(SECTION, `hottest ${index} key at ${rate / 1000}k/s`, Math.round(each(hottest.wcu) * rate), 'WCU/s', undefined, detail));
   }
   const hotLog = new Set(messagePartitions(hot.target.account, hot.target.webhook.id));
@@ -226,7 +235,7 @@ function report(loads: PartitionLoad[], notifications: number, hot: HotShares, p
   if (hottestRead) {
     for (const rate of STAGE_RATES) {
       const value = Math.round(each(hottestRead.rcu) * rate);
-      figures.push(figure(SECTION, `hottest read key at ${rate / 1000}k/s`, value, 'RCU/s', atMost(PARTITION_RCU)(value), `${name(hottestRead)}; that account at ${percent(hot.accountCount)} of the stage; SLOTS# partitions aside`));
+      figures.push(figure(SECTION, `hottest read key at ${rate / 1000}k/s`, value, 'RCU/s', atMost(PARTITION_RCU)(value), `${name(hottestRead)}; that account at ${percent(hot.accountCount)} of the stage; SLOTS# and RATE# partitions aside`));
     }
   }
   return figures;

@@ -4,7 +4,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { newLocalDeliveryQueue } from '../../infra/local/background-work';
 import { startDeliveryLoop } from '../../infra/local/delivery-loop';
 import { recordNotifications, type Notification } from '../../lib/deliveries/messages';
-import type { DeliveryQueue, QueueRecord, QueuedDelivery } from '../../lib/deliveries/queue';
 import { createWebhookBody } from '../../lib/schemas/webhook';
 import { generateOrRotateSharedSecret } from '../../lib/secrets/shared-secret';
 import { createWebhook } from '../../lib/webhooks/webhooks';
@@ -13,6 +12,7 @@ import { webhookItem } from '../../lib/store/webhooks';
 import { originOf } from '../../lib/store/endpoint-health';
 import { takeAccountMessages, type AccountMessages } from '../support/account-messages';
 import { CountingQueue } from '../support/counting-queue';
+import { SkippingQueue } from '../support/skipping-queue';
 import { startDeliveryReceivers, type DeliveryReceivers } from '../support/delivery-receivers';
 import { NotificationRun, pacedLoop, pooled, type Target } from '../support/notification-load';
 import { processCpuMicros } from '../support/process-stats';
@@ -284,34 +284,4 @@ async function runPhase(
       deadAttempts: deadCounts.attempts,
     },
   };
-}
-
-/** The queue as the loop sees it with one account's records acknowledged as they are received, unread: what its recording alone costs the others. */
-class SkippingQueue implements DeliveryQueue {
-  constructor(
-    private readonly inner: DeliveryQueue,
-    private readonly skipped: string,
-  ) {}
-
-  send(deliveries: QueuedDelivery[]) {
-    return this.inner.send(deliveries);
-  }
-
-  async receive(max: number, waitSeconds: number): Promise<QueueRecord[]> {
-    for (;;) {
-      const records = await this.inner.receive(max, waitSeconds);
-      const skipped = records.filter(({ attributes }) => attributes.MessageGroupId === this.skipped);
-      if (skipped.length === 0) return records;
-      await this.inner.acknowledge(skipped);
-      if (skipped.length < records.length) return records.filter((record) => !skipped.includes(record));
-    }
-  }
-
-  changeVisibility(record: QueueRecord, seconds: number) {
-    return this.inner.changeVisibility(record, seconds);
-  }
-
-  acknowledge(records: QueueRecord[]) {
-    return this.inner.acknowledge(records);
-  }
 }
