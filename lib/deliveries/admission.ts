@@ -5,6 +5,7 @@
  * failing is circuit-broken, one probe at a time. The slots and the endpoint's state are in the
  * table, so that every process (Lambdas on AWS, the local loop) keeps to the same limits.
  */
+import { isIP } from 'node:net';
 import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { CLAIM_MARGIN_MS } from './deliver';
@@ -181,8 +182,8 @@ export function refusedByFullPool(request: AdmissionRequest, admissions: Consume
     if (full) return putOff(limit, full.leaseEnds);
   }
   const site = siteOf(request.origin);
-  if (admissions.destinationSpent(`site:${site}`, now) || admissions.destinationSpent(`address:${site}`, now)) return putOff('perDestination', []);
-  return undefined;
+  const spent = admissions.destinationSpent(`site:${site}`, now) || (isIP(site) !== 0 && admissions.destinationSpent(`address:${site}`, now));
+  return spent ? { admitted: false, limit: 'perDestination', retryAt: now + Math.round(rateWait(now, request.deferrals ?? 0)) } : undefined;
 }
 
 /**
@@ -229,7 +230,7 @@ async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, re
   let probe: number | undefined;
   const putOff = async (limit: (typeof pools)[number]['limit'] | 'perDestination', slots: HeldSlot[], full?: ShardSlots): Promise<Admission> => {
     await freeAll(ref, messageId, slots, probe);
-    const wait = putOffWait(full?.leaseEnds ?? [], now, timeoutMs, deferrals);
+    const wait = limit === 'perDestination' ? rateWait(now, deferrals) : putOffWait(full?.leaseEnds ?? [], now, timeoutMs, deferrals);
     return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) };
   };
   const seenFull = pools.find(({ pool }) => admissions?.seenFull(pool, now));
@@ -237,10 +238,11 @@ async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, re
   // Every pool is read before anything is written (the probe, a slot): a refusal, what a busy
   // endpoint's backlog mostly gets, then writes nothing. They are taken one after the other: takers
   // at once that each won a slot of a different pool would all give them back.
-  const read = await Promise.all(pools.map(({ pool, capacity }) => readTwoShards(pool, capacity, now)));
+  const read = await Promise.all(pools.map(({ pool, capacity }) => readShards(pool, capacity, now)));
   const full = pools.findIndex((_, index) => read[index]!.free.length === 0);
   if (full >= 0) {
-    admissions?.rememberFull(pools[full]!.pool, read[full]!, now, hangingUntil(read[full]!.leaseEnds, now, timeoutMs));
+    // Full until its first hanging slot times out only when every partition was read: full partitions of a large pool say little of the others.
+    admissions?.rememberFull(pools[full]!.pool, read[full]!, now, read[full]!.wholePool ? hangingUntil(read[full]!.leaseEnds, now, timeoutMs) : undefined);
     return putOff(pools[full]!.limit, [], read[full]);
   }
   // After the slots were read: a message put off for its slots spends none of its destination's rate.
@@ -261,18 +263,26 @@ async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, re
   return admitted(ref, endpoint, messageId, slots, probe);
 }
 
+/** Partitions an admission reads at most before it is put off: all of a pool of up to 16 slots (a site's, an address's). */
+const MOST_SHARDS_READ = 4;
+
 /**
- * The free slots of a random shard of the pool, or when it has none of another: each read spreads
- * over the pool's partitions. Near the pool's capacity an attempt may thus be put off while a shard
- * not read has a slot free; the capacity itself is never exceeded.
+ * The free slots of a partition of the pool, read from a random one on until one has a free slot, at
+ * most MOST_SHARDS_READ of them: each read spreads over the pool's partitions. Near a large pool's
+ * capacity an attempt may thus be put off while a partition not read has a slot free; the capacity
+ * itself is never exceeded. Refused, the leases of every slot read, and whether they were the whole pool's.
  */
-async function readTwoShards(pool: SlotPool, capacity: number, now: number): Promise<ShardSlots> {
+async function readShards(pool: SlotPool, capacity: number, now: number): Promise<ShardSlots & { wholePool: boolean }> {
   const shards = slotShards(capacity);
   const first = Math.floor(Math.random() * shards);
-  const read = await readShardSlots(pool, capacity, first, now);
-  if (read.free.length > 0 || shards === 1) return read;
-  const second = await readShardSlots(pool, capacity, (first + 1 + Math.floor(Math.random() * (shards - 1))) % shards, now);
-  return second.free.length > 0 ? second : { free: [], leaseEnds: [...read.leaseEnds, ...second.leaseEnds] };
+  const leaseEnds: number[] = [];
+  const reads = Math.min(shards, MOST_SHARDS_READ);
+  for (let offset = 0; offset < reads; offset += 1) {
+    const read = await readShardSlots(pool, capacity, (first + offset) % shards, now);
+    if (read.free.length > 0) return { ...read, wholePool: false };
+    leaseEnds.push(...read.leaseEnds);
+  }
+  return { free: [], leaseEnds, wholePool: reads === shards };
 }
 
 /**
@@ -286,6 +296,15 @@ function putOffWait(leaseEnds: number[], now: number, timeoutMs: number, deferra
   const backoff = timeoutMs * PUT_OFF_TIMEOUT_FRACTION * 2 ** Math.min(deferrals, MAX_PUT_OFF_DOUBLINGS) * jitter(0.5, 1.5);
   const hanging = hangingUntil(leaseEnds, now, timeoutMs);
   return hanging === undefined ? backoff : Math.max(backoff, (hanging - now) * jitter(1, 1.5));
+}
+
+/**
+ * How long a message refused by its destination's rate waits: into the next second, at a random
+ * point of the next one, two, four... seconds (by how often it was refused), so that a destination's
+ * waiting messages come back spread over the seconds its rate allows.
+ */
+function rateWait(now: number, deferrals: number): number {
+  return Math.min(MAX_PUT_OFF_MS, SECOND - (now % SECOND) + Math.random() * SECOND * 2 ** Math.min(deferrals, MAX_PUT_OFF_DOUBLINGS));
 }
 
 /** When the first of a full shard's attempts times out, if every one has run over a quarter of its timeout. */

@@ -109,7 +109,7 @@ describe('admitAttempt', () => {
     expect(pages.find((admission) => !admission.admitted)).toMatchObject({ limit: 'perAccount' });
   });
 
-  it("spreads a large pool's slots over partitions of 4, reading one or two of them, and never admits more than its capacity", async () => {
+  it("spreads a large pool's slots over partitions of 4, reading up to four of them, and never admits more than its capacity", async () => {
     const config = runtimeConfig();
     const capacity = 40;
     useRuntimeConfig({ ...config, delivery: { ...config.delivery, concurrency: { ...config.delivery.concurrency, perAccount: capacity, perHost: capacity } } });
