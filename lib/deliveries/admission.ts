@@ -236,8 +236,8 @@ async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, re
   const seenFull = pools.find(({ pool }) => admissions?.seenFull(pool, now));
   if (seenFull) return putOff(seenFull.limit, [], admissions!.seenFull(seenFull.pool, now));
   // Every pool is read before anything is written (the probe, a slot): a refusal, what a busy
-  // endpoint's backlog mostly gets, then writes nothing. They are taken one after the other: takers
-  // at once that each won a slot of a different pool would all give them back.
+  // endpoint's backlog mostly gets, then writes nothing. The slots are taken one after the other:
+  // takers at once (of other processes) that each won a slot of a different pool would all give them back.
   const read = await Promise.all(pools.map(({ pool, capacity }) => readShards(pool, capacity, now)));
   const full = pools.findIndex((_, index) => read[index]!.free.length === 0);
   if (full >= 0) {
@@ -245,21 +245,28 @@ async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, re
     admissions?.rememberFull(pools[full]!.pool, read[full]!, now, read[full]!.wholePool ? hangingUntil(read[full]!.leaseEnds, now, timeoutMs) : undefined);
     return putOff(pools[full]!.limit, [], read[full]);
   }
-  // After the slots were read: a message put off for its slots spends none of its destination's rate.
-  const rates = admissions ?? new ConsumerAdmissions(1);
-  for (const destination of destinations(site, resolved)) {
-    if (!(await rates.takeDestinationAttempt(destination, settings.destinationRatePerSecond, now))) return putOff('perDestination', []);
-  }
   if (isCircuitOpen(endpoint)) {
     if (!(await takeProbe(ref, until, now))) return { admitted: false, limit: 'circuit', retryAt: circuitRetryAt(endpoint, until, now, deferrals) };
     probe = until;
   }
+  // The destination's rate beside the slots, after the pools were read: a message put off for its
+  // slots spends none of it, and one whose slot another process won meanwhile spends one attempt.
+  const rates = admissions ?? new ConsumerAdmissions(1);
   const slots: HeldSlot[] = [];
-  for (const [index, { limit, pool }] of pools.entries()) {
-    const slot = await takeFreeSlot(pool, read[index]!.free, messageId, until, now);
-    if (slot === undefined) return putOff(limit, slots);
-    slots.push({ pool, slot });
-  }
+  const takeSlotsInTurn = async () => {
+    for (const [index, { limit, pool }] of pools.entries()) {
+      const slot = await takeFreeSlot(pool, read[index]!.free, messageId, until, now);
+      if (slot === undefined) return limit;
+      slots.push({ pool, slot });
+    }
+    return undefined;
+  };
+  const [withinRate, lost] = await Promise.all([
+    Promise.all(destinations(site, resolved).map((destination) => rates.takeDestinationAttempt(destination, settings.destinationRatePerSecond, now))),
+    takeSlotsInTurn(),
+  ]);
+  if (withinRate.includes(false)) return putOff('perDestination', slots);
+  if (lost) return putOff(lost, slots);
   return admitted(ref, endpoint, messageId, slots, probe);
 }
 
