@@ -1,9 +1,10 @@
 /**
  * Which attempts may start now, so that one account's slow or dead receivers cannot hold the whole
  * pool: every attempt takes a slot of its account's pool, of its site's (a registrable domain of one
- * account, site.ts) and of its resolved address's (of one account); an endpoint whose attempts keep
- * failing is circuit-broken, one probe at a time. The slots and the endpoint's state are in the
- * table, so that every process (Lambdas on AWS, the local loop) keeps to the same limits.
+ * account, site.ts) and of its resolved address's (of one account), and one of its destination's
+ * attempts a second (its site's and its address's, whoever sends them); an endpoint whose attempts
+ * keep failing is circuit-broken, one probe at a time. The slots, the rates and the endpoint's state
+ * are in the table, so that every process (Lambdas on AWS, the local loop) keeps to the same limits.
  */
 import { isIP } from 'node:net';
 import { runtimeConfig } from '../config/runtime';
