@@ -302,9 +302,15 @@ describe('settings', () => {
       recoversPerMinute: 5,
       testNotificationsPerMinutePerAccount: 60,
       recoversPerMinutePerAccount: 30,
+      retriesPerMinute: 30,
+      retriesPerMinutePerAccount: 120,
       apiKeysPerAccount: 20,
       apiKeyCreationsPerMinute: 10,
     });
+    expect(readRuntimeConfig({ MAX_RETRIES_PER_MINUTE: '9' }).accountLimits.retriesPerMinute).toBe(9);
+    expect(readRuntimeConfig({ MAX_RETRIES_PER_MINUTE_PER_ACCOUNT: '90' }).accountLimits.retriesPerMinutePerAccount).toBe(90);
+    expect(readRuntimeConfig({ STAGE: 'prod' }).delivery.destinationRatePerSecond).toBe(1000);
+    expect(readRuntimeConfig({ DELIVERY_DESTINATION_RATE_PER_SECOND: '5' }).delivery.destinationRatePerSecond).toBe(5);
     expect(readRuntimeConfig({ MAX_RECOVERS_PER_MINUTE: '7' }).accountLimits.recoversPerMinute).toBe(7);
     expect(readRuntimeConfig({ MAX_API_KEY_CREATIONS_PER_MINUTE: '3' }).accountLimits.apiKeyCreationsPerMinute).toBe(3);
     expect(readRuntimeConfig({ MAX_TEST_NOTIFICATIONS_PER_MINUTE_PER_ACCOUNT: '70' }).accountLimits.testNotificationsPerMinutePerAccount).toBe(70);
