@@ -6,7 +6,6 @@
  * keep failing is circuit-broken, one probe at a time. The slots, the rates and the endpoint's state
  * are in the table, so that every process (Lambdas on AWS, the local loop) keeps to the same limits.
  */
-import { isIP } from 'node:net';
 import { runtimeConfig } from '../config/runtime';
 import { logger } from '../logger';
 import { CLAIM_MARGIN_MS } from './deliver';
@@ -22,6 +21,7 @@ import type { MessageRef } from '../store/messages';
 export const CIRCUIT_OPENS_AFTER = 5;
 
 const SECOND = 1000;
+const attemptTimeoutMs = () => Math.round(runtimeConfig().delivery.attemptTimeoutSeconds * SECOND);
 const MINUTE = 60 * SECOND;
 /** The longest a message is put off: the queue's longest delay (a longer one would be left to the sweep). */
 const MAX_PUT_OFF_MS = MAX_QUEUE_DELAY_SECONDS * SECOND;
@@ -39,8 +39,32 @@ export interface AttemptResult {
   delivered: boolean;
 }
 
-/** A destination's rate is counted by its site and, apart, by its resolved address (`site:…`, `address:…`). */
-const destinations = (site: string, address: string) => (site === address ? [`address:${address}`] : [`site:${site}`, `address:${address}`]);
+/**
+ * A destination's rate is counted by its site and, apart, by its resolved address (`site:…`,
+ * `address:…`); a URL with an IP address for its host is counted once, by its site. The first is what
+ * a queue record's origin alone names.
+ */
+const destinations = (site: string, address: string) => (site === address ? [`site:${site}`] : [`site:${site}`, `address:${address}`]);
+
+type SlotLimit = 'perAccount' | 'perHost';
+
+/** The pools whose slots an attempt takes; without `address` (not resolved yet), those its origin alone names. */
+function slotPools(account: string, site: string, address?: string): Array<{ limit: SlotLimit; pool: SlotPool; capacity: number }> {
+  const { perAccount, perHost } = runtimeConfig().delivery.concurrency;
+  const pools: Array<{ limit: SlotLimit; pool: SlotPool; capacity: number }> = [
+    { limit: 'perAccount', pool: { account }, capacity: perAccount },
+    { limit: 'perHost', pool: { account, site }, capacity: perHost },
+  ];
+  // A URL with an IP address for its host: its site is that address.
+  if (address !== undefined && address !== site) pools.push({ limit: 'perHost', pool: { account, address }, capacity: perHost });
+  return pools;
+}
+
+/** A refusal at `now`: put off as `putOffWait` says for slots (`leaseEnds`: those read), as `rateWait` for the destination's rate. */
+function putOffRefusal(limit: SlotLimit | 'perDestination', leaseEnds: number[], now: number, deferrals: number): Extract<Admission, { admitted: false }> {
+  const wait = limit === 'perDestination' ? rateWait(now, deferrals) : putOffWait(leaseEnds, now, attemptTimeoutMs(), deferrals);
+  return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) };
+}
 
 export type Admission =
   | {
@@ -169,22 +193,14 @@ export class ConsumerAdmissions {
  * burst put off again and again costs no reads of the store.
  */
 export function refusedByFullPool(request: AdmissionRequest, admissions: ConsumerAdmissions, now = Date.now()): Extract<Admission, { admitted: false }> | undefined {
-  const pools = [
-    { limit: 'perAccount', pool: { account: request.account } },
-    { limit: 'perHost', pool: { account: request.account, site: siteOf(request.origin) } },
-  ] as const;
-  const timeoutMs = Math.round(runtimeConfig().delivery.attemptTimeoutSeconds * SECOND);
-  const putOff = (limit: Extract<Admission, { admitted: false }>['limit'], leaseEnds: number[]) => {
-    const wait = putOffWait(leaseEnds, now, timeoutMs, request.deferrals ?? 0);
-    return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) } as const;
-  };
-  for (const { limit, pool } of pools) {
-    const full = admissions.seenFull(pool, now);
-    if (full) return putOff(limit, full.leaseEnds);
-  }
   const site = siteOf(request.origin);
-  const spent = admissions.destinationSpent(`site:${site}`, now) || (isIP(site) !== 0 && admissions.destinationSpent(`address:${site}`, now));
-  return spent ? { admitted: false, limit: 'perDestination', retryAt: now + Math.round(rateWait(now, request.deferrals ?? 0)) } : undefined;
+  const deferrals = request.deferrals ?? 0;
+  for (const { limit, pool } of slotPools(request.account, site)) {
+    const full = admissions.seenFull(pool, now);
+    if (full) return putOffRefusal(limit, full.leaseEnds, now, deferrals);
+  }
+  const [siteDestination] = destinations(site, site);
+  return admissions.destinationSpent(siteDestination!, now) ? putOffRefusal('perDestination', [], now, deferrals) : undefined;
 }
 
 /**
@@ -203,7 +219,7 @@ export async function admitAttempt(
   const { account, deferrals = 0 } = request;
   // Before any lease is taken: a lease lasts as long as the attempt may, from when it is taken.
   const resolved = await address();
-  const timeoutMs = Math.round(runtimeConfig().delivery.attemptTimeoutSeconds * SECOND);
+  const timeoutMs = attemptTimeoutMs();
   const now = at ?? Date.now();
   // A probe seen under way refuses without a write: a failing endpoint's backlog, coming back
   // again and again, would otherwise write its one item far past DynamoDB's 1 000 a second.
@@ -218,21 +234,14 @@ export async function admitAttempt(
 async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, resolved: string, now: number, admissions?: ConsumerAdmissions): Promise<Admission> {
   const { account, origin, messageId, deferrals = 0 } = request;
   const ref: EndpointRef = { account, origin };
-  const settings = runtimeConfig().delivery;
-  const timeoutMs = Math.round(settings.attemptTimeoutSeconds * SECOND);
+  const timeoutMs = attemptTimeoutMs();
   const until = now + timeoutMs + CLAIM_MARGIN_MS;
   const site = siteOf(origin);
-  const pools: Array<{ limit: 'perAccount' | 'perHost'; pool: SlotPool; capacity: number }> = [
-    { limit: 'perAccount', pool: { account }, capacity: settings.concurrency.perAccount },
-    { limit: 'perHost', pool: { account, site }, capacity: settings.concurrency.perHost },
-  ];
-  // A URL with an IP address for its host: its site is that address.
-  if (site !== resolved) pools.push({ limit: 'perHost', pool: { account, address: resolved }, capacity: settings.concurrency.perHost });
+  const pools = slotPools(account, site, resolved);
   let probe: number | undefined;
-  const putOff = async (limit: (typeof pools)[number]['limit'] | 'perDestination', slots: HeldSlot[], full?: ShardSlots): Promise<Admission> => {
+  const putOff = async (limit: SlotLimit | 'perDestination', slots: HeldSlot[], full?: ShardSlots): Promise<Admission> => {
     await freeAll(ref, messageId, slots, probe);
-    const wait = limit === 'perDestination' ? rateWait(now, deferrals) : putOffWait(full?.leaseEnds ?? [], now, timeoutMs, deferrals);
-    return { admitted: false, limit, retryAt: now + Math.round(Math.min(wait, MAX_PUT_OFF_MS)) };
+    return putOffRefusal(limit, full?.leaseEnds ?? [], now, deferrals);
   };
   const seenFull = pools.find(({ pool }) => admissions?.seenFull(pool, now));
   if (seenFull) return putOff(seenFull.limit, [], admissions!.seenFull(seenFull.pool, now));
@@ -263,7 +272,7 @@ async function takeSlots(request: AdmissionRequest, endpoint: EndpointHealth, re
     return undefined;
   };
   const [withinRate, lost] = await Promise.all([
-    Promise.all(destinations(site, resolved).map((destination) => rates.takeDestinationAttempt(destination, settings.destinationRatePerSecond, now))),
+    Promise.all(destinations(site, resolved).map((destination) => rates.takeDestinationAttempt(destination, runtimeConfig().delivery.destinationRatePerSecond, now))),
     takeSlotsInTurn(),
   ]);
   if (withinRate.includes(false)) return putOff('perDestination', slots);
