@@ -3,7 +3,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { logger } from '../logger';
 import { coalescingReader, type ItemReader } from '../store/batch';
-import { admitAttempt, refusedByFullPool, type ConsumerAdmissions } from './admission';
+import { admitAttempt, refusedByFullPool, type Admission, type ConsumerAdmissions } from './admission';
 import { attemptDelivery, deferDelivery, prepareDelivery, type Attempted, type PreparedAttempt } from './deliver';
 import { CONSUMER_BATCH_SIZE, parseQueuedDelivery, type QueueRecord, type QueueSender, type QueuedDelivery } from './queue';
 import { deliveryStats, type DeliveryStatsBuffer } from './stats';
@@ -72,9 +72,7 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger, stats, 
   try {
     const refused = admissions && queued.origin !== undefined ? refusedByFullPool({ ...queued, origin: queued.origin }, admissions) : undefined;
     if (refused) {
-      // Not read, so its sweep time is not moved: should the sweep take it up first, it is only queued once more.
-      await queue.send([{ ...queued, at: refused.retryAt, deferrals: (queued.deferrals ?? 0) + 1 }]);
-      log.debug('delivery put off', { account: queued.account, webhookId: queued.webhookId, messageId: queued.messageId, limit: refused.limit, until: refused.retryAt });
+      await putOff(undefined, queued, refused, queue, log);
       return;
     }
     const prepared = await prepareDelivery(queued, queue, undefined, read);
@@ -84,8 +82,7 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger, stats, 
     const address = async () => (target ??= await resolveTarget(delivery.webhook.url)).address;
     const admission = await admitAttempt({ ...queued, origin: delivery.origin }, delivery.endpoint, address, undefined, admissions);
     if (!admission.admitted) {
-      await putOff(delivery, queued, admission.retryAt, queue);
-      log.debug('delivery put off', { account: queued.account, webhookId: queued.webhookId, messageId: queued.messageId, limit: admission.limit, until: admission.retryAt });
+      await putOff(delivery, queued, admission, queue, log);
       return;
     }
     let attempted: Attempted = {};
@@ -101,11 +98,14 @@ async function deliverRecord(record: QueueRecord, { queue, log = logger, stats, 
 }
 
 /**
- * Leaves a message for later without an attempt, none of its schedule spent: queued again for
- * `until`, and its sweep time moved past it when the sweep would take it up before.
+ * Leaves a message for later without an attempt, none of its schedule spent: queued again for the
+ * refusal's `retryAt`, and its sweep time moved past it when the sweep would take it up before. One
+ * refused before it was read (`delivery` undefined) keeps its sweep time: should the sweep take it up
+ * first, it is only queued once more.
  */
-async function putOff(delivery: PreparedAttempt, queued: QueuedDelivery, until: number, queue: QueueSender): Promise<void> {
-  if (delivery.message.sweepAt! < until) await deferDelivery(delivery, until + sweepGraceMs());
+async function putOff(delivery: PreparedAttempt | undefined, queued: QueuedDelivery, { limit, retryAt }: Extract<Admission, { admitted: false }>, queue: QueueSender, log: Logger): Promise<void> {
+  if (delivery && delivery.message.sweepAt! < retryAt) await deferDelivery(delivery, retryAt + sweepGraceMs());
   const { account, webhookId, messageId } = queued;
-  await queue.send([{ account, webhookId, messageId, at: until, deferrals: (queued.deferrals ?? 0) + 1, origin: delivery.origin }]);
+  await queue.send([{ account, webhookId, messageId, at: retryAt, deferrals: (queued.deferrals ?? 0) + 1, origin: delivery?.origin ?? queued.origin }]);
+  log.debug('delivery put off', { account, webhookId, messageId, limit, until: retryAt });
 }
